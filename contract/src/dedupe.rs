@@ -1,0 +1,1 @@
+//! The `dedupe` problem's contract (to be written; see issue 4).

@@ -1,0 +1,224 @@
+//! The contract between the harness and a candidate's solution.
+//!
+//! A solution is a `cdylib` that implements one problem's trait (for example
+//! [`versioned_kv::VersionedKv`]) and ends with one line:
+//!
+//! ```ignore
+//! harness_contract::export!(versioned_kv, MyStore);
+//! ```
+//!
+//! Rust has no stable ABI, so nothing but bytes crosses the library boundary:
+//! the macro generates a handful of `extern "C"` functions that take an
+//! encoded operation ([`wire`]), run it on the candidate's value inside
+//! `catch_unwind`, and hand back an encoded outcome in a buffer that only the
+//! library frees. A handshake carries [`ABI_VERSION`] and a hash of the
+//! problem's schema, so a library built against another contract is refused
+//! with a message instead of misbehaving.
+//!
+//! This crate has no dependencies on purpose: every candidate build compiles
+//! it, and a registry dependency would make the first build of a practice
+//! session take seconds instead of a fraction of one.
+
+pub mod runtime;
+pub mod schema;
+pub mod value;
+pub mod wire;
+
+pub use runtime::{Handshake, NotImplemented, Oracle, RawBuf, not_implemented};
+pub use schema::{OpSig, Param, Schema};
+pub use value::{ErrorKind, NoError, Value, Wire};
+
+/// Version of the byte protocol between harness and library. Bump it on any
+/// change to [`wire`] or to the exported functions.
+pub const ABI_VERSION: u32 = 1;
+
+#[cfg(feature = "problems")]
+pub mod dedupe;
+#[cfg(feature = "problems")]
+pub mod lru_cache;
+#[cfg(feature = "problems")]
+pub mod rate_limiter;
+#[cfg(feature = "problems")]
+pub mod scheduler;
+#[cfg(feature = "problems")]
+pub mod token_stream_differ;
+#[cfg(feature = "problems")]
+pub mod versioned_kv;
+
+/// Declares a problem's operations: generates `schema()` and `dispatch()`
+/// for the trait, used by [`export!`].
+///
+/// The trait itself is written by hand next to this call so that its doc
+/// comments are what a candidate sees on hover; a signature that disagrees
+/// with the trait fails to compile here, not at judge time.
+#[macro_export]
+macro_rules! contract {
+    (
+        problem = $problem:literal;
+        trait = $Trait:ident;
+        errors = $Err:ty;
+        new($($cp:ident : $ct:ty),* $(,)?);
+        $( fn $op:ident($($p:ident : $t:ty),* $(,)?) -> $ret:ty; )*
+    ) => {
+        /// The operations of this problem as the harness sees them.
+        pub fn schema() -> $crate::Schema {
+            $crate::Schema {
+                problem: ::std::string::String::from($problem),
+                errors: <$Err as $crate::ErrorKind>::ALL
+                    .iter()
+                    .map(|k| ::std::string::String::from(*k))
+                    .collect(),
+                ctor: ::std::vec![$($crate::Param::new(stringify!($cp), <$ct as $crate::Wire>::type_name())),*],
+                ops: ::std::vec![$(
+                    $crate::OpSig {
+                        name: ::std::string::String::from(stringify!($op)),
+                        params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
+                        ret: <$ret as $crate::Wire>::type_name(),
+                    }
+                ),*],
+            }
+        }
+
+        /// Runs one operation on `instance`; `new` (re)creates it.
+        pub fn dispatch<T: $Trait>(
+            instance: &mut ::std::option::Option<T>,
+            op: &str,
+            args: ::std::vec::Vec<$crate::Value>,
+        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
+            #[allow(unused_mut)]
+            let mut args = $crate::runtime::Args::new(args);
+            match op {
+                "new" => {
+                    $(let $cp: $ct = args.next(stringify!($cp))?;)*
+                    args.finish()?;
+                    *instance = ::std::option::Option::Some(<T as $Trait>::new($($cp),*));
+                    ::std::result::Result::Ok($crate::Value::Unit)
+                }
+                $(
+                    stringify!($op) => {
+                        let this = instance
+                            .as_mut()
+                            .ok_or($crate::runtime::CallError::NoInstance)?;
+                        $(let $p: $t = args.next(stringify!($p))?;)*
+                        args.finish()?;
+                        let result: $ret = <T as $Trait>::$op(this, $($p),*);
+                        ::std::result::Result::Ok($crate::Wire::into_value(result))
+                    }
+                )*
+                other => ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(
+                    ::std::string::String::from(other),
+                )),
+            }
+        }
+    };
+}
+
+/// Declares a problem's error enum: each variant maps to the snake_case kind
+/// the judge compares (`err(released)` in a transcript).
+#[macro_export]
+macro_rules! error_kinds {
+    (
+        $(#[$meta:meta])*
+        pub enum $Name:ident {
+            $( $(#[$vmeta:meta])* $Variant:ident = $kind:literal ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $Name {
+            $( $(#[$vmeta])* $Variant ),*
+        }
+
+        impl $crate::ErrorKind for $Name {
+            const ALL: &'static [&'static str] = &[$($kind),*];
+            fn kind(&self) -> &'static str {
+                match self {
+                    $( Self::$Variant => $kind ),*
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for $Name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str($crate::ErrorKind::kind(self))
+            }
+        }
+
+        impl ::std::error::Error for $Name {}
+    };
+}
+
+/// Exports a type implementing a problem's trait from a `cdylib`.
+///
+/// `export!(versioned_kv, MyStore);` is all a solution needs. A problem's
+/// reference solution adds `, oracle` to also export which results the
+/// statement leaves open (see [`Oracle`]).
+#[macro_export]
+macro_rules! export {
+    ($problem:ident, $ty:ty) => {
+        $crate::export!(@emit $problem, $ty, ::std::option::Option::None);
+    };
+    ($problem:ident, $ty:ty, oracle) => {
+        $crate::export!(
+            @emit $problem,
+            $ty,
+            ::std::option::Option::Some(<$ty as $crate::Oracle>::is_specified)
+        );
+    };
+    (@emit $problem:ident, $ty:ty, $oracle:expr) => {
+        const _: () = {
+            #[unsafe(no_mangle)]
+            pub extern "C" fn harness_handshake() -> $crate::Handshake {
+                $crate::runtime::handshake(&$crate::$problem::schema())
+            }
+
+            /// # Safety
+            /// `out` must point to writable memory for one `RawBuf`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn harness_schema(out: *mut $crate::RawBuf) {
+                unsafe { $crate::runtime::write_schema(out, &$crate::$problem::schema()) }
+            }
+
+            #[unsafe(no_mangle)]
+            pub extern "C" fn harness_open() -> *mut ::core::ffi::c_void {
+                $crate::runtime::open::<$ty>()
+            }
+
+            /// # Safety
+            /// `session` comes from `harness_open`; `req` points to `len`
+            /// readable bytes; `out` to writable memory for one `RawBuf`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn harness_call(
+                session: *mut ::core::ffi::c_void,
+                req: *const u8,
+                len: usize,
+                out: *mut $crate::RawBuf,
+            ) {
+                unsafe {
+                    $crate::runtime::call::<$ty>(
+                        session,
+                        req,
+                        len,
+                        out,
+                        $crate::$problem::dispatch::<$ty>,
+                        $oracle,
+                    )
+                }
+            }
+
+            /// # Safety
+            /// `session` comes from `harness_open` and is not used again.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn harness_close(session: *mut ::core::ffi::c_void) {
+                unsafe { $crate::runtime::close::<$ty>(session) }
+            }
+
+            /// # Safety
+            /// `buf` was filled by this library and is freed once.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn harness_free(buf: $crate::RawBuf) {
+                unsafe { $crate::runtime::free(buf) }
+            }
+        };
+    };
+}

@@ -1,0 +1,257 @@
+//! What runs inside the candidate's library: the session behind the
+//! exported functions, panic capture, and buffer ownership.
+//!
+//! A `cdylib` carries its own copy of std, so the harness's panic hook never
+//! sees a panic in candidate code, and a panic escaping an `extern "C"`
+//! function aborts. Every call therefore runs inside `catch_unwind` here, and
+//! a hook installed by this copy of std records the message and location.
+
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
+
+use crate::wire::{self, Outcome, Writer};
+use crate::{ABI_VERSION, Schema, Value, Wire};
+
+/// Returned by `harness_handshake`: checked before anything else runs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handshake {
+    pub abi_version: u32,
+    pub schema_hash: u64,
+}
+
+/// A byte buffer allocated by the library; give it back to `harness_free`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct RawBuf {
+    pub ptr: *mut u8,
+    pub len: usize,
+    pub cap: usize,
+}
+
+impl RawBuf {
+    pub fn from_vec(v: Vec<u8>) -> Self {
+        let mut v = std::mem::ManuallyDrop::new(v);
+        RawBuf {
+            ptr: v.as_mut_ptr(),
+            len: v.len(),
+            cap: v.capacity(),
+        }
+    }
+
+    pub fn empty() -> Self {
+        RawBuf {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+            cap: 0,
+        }
+    }
+
+    /// # Safety
+    /// `self` must describe bytes that are still allocated.
+    pub unsafe fn as_slice(&self) -> &[u8] {
+        if self.ptr.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        }
+    }
+}
+
+/// The panic payload of an operation whose default trait body was not
+/// overridden yet.
+#[derive(Debug)]
+pub struct NotImplemented(pub &'static str);
+
+/// Body of every trait method a candidate has not written yet.
+pub fn not_implemented(op: &'static str) -> ! {
+    std::panic::panic_any(NotImplemented(op))
+}
+
+/// Implemented by a problem's reference solution only: says whether the
+/// statement pins down the result of `op` in the current state. When it
+/// does not (a read at a version compaction may have dropped, say), the
+/// judge accepts any value a solution returns there.
+pub trait Oracle {
+    fn is_specified(&self, op: &str, args: &[Value]) -> bool;
+}
+
+/// Why a request could not be dispatched.
+#[derive(Debug)]
+pub enum CallError {
+    UnknownOp(String),
+    NoInstance,
+    BadArgument(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::UnknownOp(op) => write!(f, "the contract has no operation `{op}`"),
+            CallError::NoInstance => f.write_str("no instance: the first operation must be `new`"),
+            CallError::BadArgument(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Typed access to a request's arguments, for [`crate::contract!`].
+pub struct Args {
+    items: std::vec::IntoIter<Value>,
+}
+
+impl Args {
+    pub fn new(items: Vec<Value>) -> Self {
+        Args {
+            items: items.into_iter(),
+        }
+    }
+
+    pub fn next<T: Wire>(&mut self, name: &str) -> Result<T, CallError> {
+        let v = self
+            .items
+            .next()
+            .ok_or_else(|| CallError::BadArgument(format!("missing argument `{name}`")))?;
+        T::from_value(v).map_err(|e| CallError::BadArgument(format!("argument `{name}`: {e}")))
+    }
+
+    pub fn finish(mut self) -> Result<(), CallError> {
+        match self.items.next() {
+            None => Ok(()),
+            Some(_) => Err(CallError::BadArgument("too many arguments".into())),
+        }
+    }
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Record, do not print: the harness shows the message itself, and
+        // the default hook's stderr output would only duplicate it.
+        std::panic::set_hook(Box::new(|info| {
+            let message = match info.payload_as_str() {
+                Some(s) => s.to_string(),
+                None => match info.payload().downcast_ref::<NotImplemented>() {
+                    Some(NotImplemented(op)) => format!("`{op}` is not implemented"),
+                    None => "a panic with a non-string payload".to_string(),
+                },
+            };
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_default();
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some((message, location)));
+        }));
+    });
+}
+
+struct Session<T> {
+    instance: Option<T>,
+}
+
+pub fn handshake(schema: &Schema) -> Handshake {
+    Handshake {
+        abi_version: ABI_VERSION,
+        schema_hash: schema.hash(),
+    }
+}
+
+/// # Safety
+/// `out` must point to writable memory for one `RawBuf`.
+pub unsafe fn write_schema(out: *mut RawBuf, schema: &Schema) {
+    let text = schema.canonical_text().into_bytes();
+    unsafe { out.write(RawBuf::from_vec(text)) };
+}
+
+pub fn open<T>() -> *mut c_void {
+    install_panic_hook();
+    Box::into_raw(Box::new(Session::<T> { instance: None })) as *mut c_void
+}
+
+/// A problem's dispatcher, generated by [`crate::contract!`].
+pub type DispatchFn<T> = fn(&mut Option<T>, &str, Vec<Value>) -> Result<Value, CallError>;
+/// [`Oracle::is_specified`] of a reference solution.
+pub type OracleFn<T> = fn(&T, &str, &[Value]) -> bool;
+
+/// Decodes one request, runs it, encodes the outcome into `out`.
+///
+/// # Safety
+/// As for the exported `harness_call`.
+pub unsafe fn call<T>(
+    session: *mut c_void,
+    req: *const u8,
+    len: usize,
+    out: *mut RawBuf,
+    dispatch: DispatchFn<T>,
+    oracle: Option<OracleFn<T>>,
+) {
+    let session = unsafe { &mut *(session as *mut Session<T>) };
+    let request = unsafe { std::slice::from_raw_parts(req, len) };
+    let outcome = match wire::decode_request(request) {
+        Err(e) => Outcome::Rejected(format!("malformed request: {e}")),
+        Ok((op, args)) => run(session, &op, args, dispatch, oracle),
+    };
+    let mut w = Writer::default();
+    wire::encode_outcome(&mut w, &outcome);
+    unsafe { out.write(RawBuf::from_vec(w.buf)) };
+}
+
+fn run<T>(
+    session: &mut Session<T>,
+    op: &str,
+    args: Vec<Value>,
+    dispatch: DispatchFn<T>,
+    oracle: Option<OracleFn<T>>,
+) -> Outcome {
+    LAST_PANIC.with(|p| p.borrow_mut().take());
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let specified = match (oracle, session.instance.as_ref()) {
+            (Some(is_specified), Some(instance)) => is_specified(instance, op, &args),
+            _ => true,
+        };
+        dispatch(&mut session.instance, op, args).map(|v| if specified { v } else { Value::Any })
+    }));
+    match result {
+        Ok(Ok(value)) => Outcome::Returned(value),
+        Ok(Err(e)) => Outcome::Rejected(e.to_string()),
+        Err(payload) => {
+            if payload.downcast_ref::<NotImplemented>().is_some() {
+                return Outcome::NotImplemented { op: op.to_string() };
+            }
+            let (message, location) = LAST_PANIC
+                .with(|p| p.borrow_mut().take())
+                .unwrap_or_else(|| ("unknown panic".to_string(), String::new()));
+            // `todo!()` and `unimplemented!()` in a candidate's own body mean
+            // the same as a default body: not written yet.
+            if message.starts_with("not yet implemented") || message.starts_with("not implemented")
+            {
+                return Outcome::NotImplemented { op: op.to_string() };
+            }
+            Outcome::Panicked { message, location }
+        }
+    }
+}
+
+/// # Safety
+/// `session` comes from [`open`] with the same `T` and is not used again.
+pub unsafe fn close<T>(session: *mut c_void) {
+    if !session.is_null() {
+        // Dropping candidate state may panic too; never let it unwind out.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            drop(unsafe { Box::from_raw(session as *mut Session<T>) })
+        }));
+    }
+}
+
+/// # Safety
+/// `buf` came from this library's [`RawBuf::from_vec`] and is freed once.
+pub unsafe fn free(buf: RawBuf) {
+    if !buf.ptr.is_null() {
+        drop(unsafe { Vec::from_raw_parts(buf.ptr, buf.len, buf.cap) });
+    }
+}

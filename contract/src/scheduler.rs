@@ -1,0 +1,1 @@
+//! The `scheduler` problem's contract (to be written; see issue 4).

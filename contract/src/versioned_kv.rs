@@ -1,0 +1,139 @@
+//! `versioned_kv`: a key-value store that remembers every version.
+//!
+//! Implement [`VersionedKv`] for your type and export it:
+//!
+//! ```ignore
+//! use harness_contract::versioned_kv::{KvError, VersionedKv};
+//! struct Store { /* ... */ }
+//! impl VersionedKv for Store { /* ... */ }
+//! harness_contract::export!(versioned_kv, Store);
+//! ```
+//!
+//! Methods of later gates have default bodies, so a solution compiles before
+//! it implements them; calling one is judged `not_implemented`.
+
+use crate::not_implemented;
+
+crate::error_kinds! {
+    /// Why an operation was refused.
+    pub enum KvError {
+        /// Gate 3: the snapshot was released.
+        Released = "released",
+        /// Gate 3: no snapshot was ever created with this id.
+        UnknownSnapshot = "unknown_snapshot",
+        /// Gate 4: a key the transaction read was written after it began.
+        Conflict = "conflict",
+        /// Gate 4: the transaction was already committed, aborted or refused.
+        Finished = "finished",
+        /// Gate 4: no transaction was ever begun with this id.
+        UnknownTxn = "unknown_txn",
+    }
+}
+
+/// The store. Read each gate's statement for the exact rules.
+#[allow(unused_variables)]
+pub trait VersionedKv {
+    /// An empty store at version 0.
+    fn new() -> Self
+    where
+        Self: Sized;
+
+    // Gate 1: store and read.
+
+    /// Writes `value` under `key`; returns the store's new version.
+    fn put(&mut self, key: String, value: i64) -> u64 {
+        not_implemented("put")
+    }
+    /// The current value of `key`, if it has one.
+    fn get(&self, key: String) -> Option<i64> {
+        not_implemented("get")
+    }
+    /// The store's current version (0 before any write).
+    fn version(&self) -> u64 {
+        not_implemented("version")
+    }
+
+    // Gate 2: point-in-time reads and deletes.
+
+    /// The value `key` had as of `version`.
+    fn get_at(&self, key: String, version: u64) -> Option<i64> {
+        not_implemented("get_at")
+    }
+    /// Deletes `key`; returns the store's new version.
+    fn delete(&mut self, key: String) -> u64 {
+        not_implemented("delete")
+    }
+    /// The keys that had a value as of `version`, sorted.
+    fn keys_at(&self, version: u64) -> Vec<String> {
+        not_implemented("keys_at")
+    }
+
+    // Gate 3: snapshots and compaction.
+
+    /// Pins the current version; returns the snapshot's id.
+    fn snapshot(&mut self) -> u64 {
+        not_implemented("snapshot")
+    }
+    /// The value `key` had at the snapshot's version.
+    fn snapshot_get(&self, snapshot: u64, key: String) -> Result<Option<i64>, KvError> {
+        not_implemented("snapshot_get")
+    }
+    /// Releases a snapshot; true if it was live.
+    fn release(&mut self, snapshot: u64) -> bool {
+        not_implemented("release")
+    }
+    /// Drops entries no reader can see; returns how many were dropped.
+    fn compact(&mut self) -> usize {
+        not_implemented("compact")
+    }
+
+    // Gate 4: optimistic transactions.
+
+    /// Starts a transaction; returns its id.
+    fn begin(&mut self) -> u64 {
+        not_implemented("begin")
+    }
+    /// Reads `key` inside a transaction.
+    fn txn_get(&mut self, txn: u64, key: String) -> Result<Option<i64>, KvError> {
+        not_implemented("txn_get")
+    }
+    /// Buffers a write inside a transaction.
+    fn txn_put(&mut self, txn: u64, key: String, value: i64) -> Result<(), KvError> {
+        not_implemented("txn_put")
+    }
+    /// Buffers a delete inside a transaction.
+    fn txn_delete(&mut self, txn: u64, key: String) -> Result<(), KvError> {
+        not_implemented("txn_delete")
+    }
+    /// Validates and applies a transaction; returns the version it wrote at.
+    fn commit(&mut self, txn: u64) -> Result<u64, KvError> {
+        not_implemented("commit")
+    }
+    /// Abandons a transaction without writing anything.
+    fn abort(&mut self, txn: u64) -> Result<(), KvError> {
+        not_implemented("abort")
+    }
+}
+
+crate::contract! {
+    problem = "versioned_kv";
+    trait = VersionedKv;
+    errors = KvError;
+    new();
+    fn put(key: String, value: i64) -> u64;
+    fn get(key: String) -> Option<i64>;
+    fn version() -> u64;
+    fn get_at(key: String, version: u64) -> Option<i64>;
+    fn delete(key: String) -> u64;
+    fn keys_at(version: u64) -> Vec<String>;
+    fn snapshot() -> u64;
+    fn snapshot_get(snapshot: u64, key: String) -> Result<Option<i64>, KvError>;
+    fn release(snapshot: u64) -> bool;
+    fn compact() -> usize;
+    fn begin() -> u64;
+    fn txn_get(txn: u64, key: String) -> Result<Option<i64>, KvError>;
+    fn txn_put(txn: u64, key: String, value: i64) -> Result<(), KvError>;
+    fn txn_delete(txn: u64, key: String) -> Result<(), KvError>;
+    fn commit(txn: u64) -> Result<u64, KvError>;
+    fn abort(txn: u64) -> Result<(), KvError>;
+}

@@ -1,0 +1,69 @@
+//! Command-line arguments (clap derive). Validation beyond what clap does
+//! happens in the commands.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "harness",
+    version,
+    about = "Timed, gated practice for stateful-component coding interviews"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the problems.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a solution and judge it against every gate's hidden cases.
+    ///
+    /// Exit status: 0 when every gate passes, 1 when the solution fails
+    /// (compile error or a failing case), 2 when the harness cannot run.
+    Check {
+        /// The problem id (see `harness list`).
+        problem: String,
+        /// The solution crate [default: solutions/<problem>].
+        #[arg(long)]
+        solution: Option<PathBuf>,
+        /// Judge gates 1..=N only.
+        #[arg(long, value_name = "N")]
+        gate: Option<usize>,
+        /// Base seed for generated cases instead of the problem's own.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print the machine-readable report (schema in the README).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run an operation sequence against a solution and print each result.
+    Replay {
+        problem: String,
+        /// JSON file: an array of { "op": "<name>", "args": [...] }; `-` for stdin.
+        #[arg(long)]
+        ops: PathBuf,
+        /// The solution crate [default: solutions/<problem>].
+        #[arg(long)]
+        solution: Option<PathBuf>,
+        /// Print a JSON array of { "op", "args", "result" }.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Internal: the isolated process that runs candidate code.
+    #[command(name = "__worker", hide = true)]
+    Worker {
+        lib: PathBuf,
+        hash: String,
+        memory: u64,
+        stack: usize,
+        cpu: u64,
+    },
+}

@@ -1,0 +1,272 @@
+//! Building a solution crate into a loadable library with cargo.
+//!
+//! Each crate gets its own directory under the harness's target directory
+//! (`target/harness/<package>-<hash of its path>`): two crates may share a
+//! library name (a starter and the solution made from it do), and cdylib
+//! outputs are not disambiguated by cargo's metadata hash, so one shared
+//! directory would let one build overwrite another's library. The contract
+//! crate has no dependencies, so a cold build of a new crate costs well
+//! under a second.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value as Json;
+
+use crate::config::Config;
+
+/// One compiler diagnostic.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Diagnostic {
+    pub level: String,
+    pub message: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    /// As rustc prints it, with ANSI colours.
+    pub rendered: String,
+}
+
+/// What a build produced.
+#[derive(Debug)]
+pub struct Build {
+    /// The library, copied to a path of its own, when the build succeeded.
+    pub lib: Option<LoadedLib>,
+    /// Errors and warnings, in the order rustc emitted them.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Why the build failed when rustc said nothing (bad manifest, wrong
+    /// crate type); shown instead of diagnostics.
+    pub failure: Option<String>,
+    pub duration: Duration,
+}
+
+impl Build {
+    pub fn ok(&self) -> bool {
+        self.lib.is_some()
+    }
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.level == "error")
+    }
+}
+
+/// A private copy of a built library. Workers load this copy, so the next
+/// build can replace cargo's output while cases still run; the copy is
+/// removed when dropped.
+#[derive(Debug)]
+pub struct LoadedLib {
+    pub path: PathBuf,
+}
+
+impl Drop for LoadedLib {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The target directory for the crate at `crate_dir`.
+pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathBuf {
+    let canonical = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
+    let hash = harness_contract::schema::fnv1a(canonical.to_string_lossy().as_bytes());
+    config
+        .target_dir
+        .join(format!("{package}-{:08x}", hash as u32))
+}
+
+/// Reads `[package] name` and checks that the crate builds a cdylib.
+fn read_manifest(manifest: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(manifest)
+        .with_context(|| format!("cannot read {}", manifest.display()))?;
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| {
+        crate::diag::Located::at(
+            manifest,
+            &text,
+            e.span().map_or(0, |s| s.start),
+            e.message().trim().to_string(),
+        )
+    })?;
+    let name = doc
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .with_context(|| format!("{}: no [package] name", manifest.display()))?;
+    Ok(name.to_string())
+}
+
+static COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// Builds the crate at `crate_dir`. An `Err` means the harness could not
+/// run cargo at all; a compile error is an `Ok` with no library.
+pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
+    let started = Instant::now();
+    let manifest = crate_dir.join("Cargo.toml");
+    if !manifest.is_file() {
+        bail!(
+            "{} does not exist: a solution is a cargo crate",
+            manifest.display()
+        );
+    }
+    let package = read_manifest(&manifest)?;
+    let target = target_dir_for(config, crate_dir, &package);
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.arg("build")
+        .arg("--lib")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--message-format=json-diagnostic-rendered-ansi")
+        .arg("--target-dir")
+        .arg(&target)
+        .arg("--profile")
+        .arg(&config.profile)
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().context(
+        "cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)",
+    )?;
+    let mut stderr = child.stderr.take().expect("piped");
+    let stderr_reader = std::thread::Builder::new()
+        .name("cargo-stderr".into())
+        .spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        })
+        .context("cannot start a thread")?;
+
+    let mut diagnostics = Vec::new();
+    let mut artifact: Option<PathBuf> = None;
+    let mut saw_lib_without_cdylib = false;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        let Ok(msg) = serde_json::from_str::<Json>(&line) else {
+            continue;
+        };
+        match msg["reason"].as_str() {
+            Some("compiler-message") => {
+                if let Some(d) = diagnostic(&msg["message"]) {
+                    diagnostics.push(d);
+                }
+            }
+            Some("compiler-artifact")
+                if msg["package_id"]
+                    .as_str()
+                    .is_some_and(|id| is_package(id, &package, crate_dir)) =>
+            {
+                let kinds: Vec<&str> = msg["target"]["kind"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|k| k.as_str())
+                    .collect();
+                if kinds.contains(&"cdylib") {
+                    artifact = msg["filenames"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f.as_str())
+                        .find(|f| f.ends_with(std::env::consts::DLL_SUFFIX))
+                        .map(PathBuf::from);
+                } else if kinds.iter().any(|k| k.ends_with("lib")) {
+                    saw_lib_without_cdylib = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let status = child.wait().context("cargo did not finish")?;
+    let stderr = stderr_reader.join().unwrap_or_default();
+    let duration = started.elapsed();
+
+    let mut failure = None;
+    let lib = if !status.success() {
+        if !diagnostics.iter().any(|d| d.level == "error") {
+            failure = Some(cargo_error_text(&stderr));
+        }
+        None
+    } else if let Some(path) = artifact {
+        Some(private_copy(config, &path, &package)?)
+    } else if saw_lib_without_cdylib {
+        failure = Some(format!(
+            "{}: the library is not built as a cdylib, so the harness cannot load it.\n\
+             Add this to the manifest:\n\n[lib]\ncrate-type = [\"cdylib\"]",
+            manifest.display()
+        ));
+        None
+    } else {
+        failure = Some(format!(
+            "{}: cargo built no library (is there a src/lib.rs?)",
+            manifest.display()
+        ));
+        None
+    };
+    Ok(Build {
+        lib,
+        diagnostics,
+        failure,
+        duration,
+    })
+}
+
+/// Whether a cargo package id names the crate we built (not a dependency).
+fn is_package(id: &str, package: &str, crate_dir: &Path) -> bool {
+    // Ids look like `path+file:///abs/dir#name@0.1.0` (or `#0.1.0` when the
+    // directory name equals the package name).
+    let dir = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
+    id.contains(&format!("{}#", dir.display())) || id.starts_with(&format!("{package} "))
+}
+
+fn diagnostic(m: &Json) -> Option<Diagnostic> {
+    let level = m["level"].as_str()?.to_string();
+    if level != "error" && level != "warning" {
+        return None;
+    }
+    let primary = m["spans"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["is_primary"].as_bool() == Some(true)));
+    Some(Diagnostic {
+        message: m["message"].as_str().unwrap_or_default().to_string(),
+        rendered: m["rendered"].as_str().unwrap_or_default().to_string(),
+        file: primary
+            .and_then(|s| s["file_name"].as_str())
+            .map(str::to_string),
+        line: primary.and_then(|s| s["line_start"].as_u64()),
+        column: primary.and_then(|s| s["column_start"].as_u64()),
+        level,
+    })
+}
+
+/// The lines of cargo's stderr that say what went wrong.
+fn cargo_error_text(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("error"))
+        .collect();
+    if lines.is_empty() {
+        stderr.trim().to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
+fn private_copy(config: &Config, built: &Path, package: &str) -> Result<LoadedLib> {
+    let dir = config.target_dir.join("loaded");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let n = COPIES.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!(
+        "{package}-{}-{n}{}",
+        std::process::id(),
+        std::env::consts::DLL_SUFFIX
+    ));
+    // A hard link is instant; rustc replaces its output rather than
+    // rewriting it in place, so the link keeps the bytes we built.
+    if std::fs::hard_link(built, &path).is_err() {
+        std::fs::copy(built, &path)
+            .with_context(|| format!("cannot copy {} to {}", built.display(), path.display()))?;
+    }
+    Ok(LoadedLib { path })
+}

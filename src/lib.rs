@@ -1,0 +1,22 @@
+//! harness: timed, gated practice for stateful-component coding interviews.
+//!
+//! See ARCHITECTURE.md for the map. In short: `problem` reads problems,
+//! `compile` builds solutions, `sandbox` + `worker` run them in isolated
+//! processes, `judge` turns gates into cases and verdicts, `evaluate` ties a
+//! save to a verdict, and the commands render the result.
+
+pub mod cli;
+pub mod commands;
+pub mod compile;
+pub mod config;
+pub mod diag;
+pub mod evaluate;
+pub mod generate;
+pub mod judge;
+pub mod problem;
+pub mod report_text;
+pub mod sandbox;
+pub mod script;
+pub mod ty;
+pub mod verdict;
+pub mod worker;

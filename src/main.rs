@@ -1,0 +1,33 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use harness::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::Worker {
+        lib,
+        hash,
+        memory,
+        stack,
+        cpu,
+    } = &cli.command
+    {
+        let schema_hash = u64::from_str_radix(hash, 16).unwrap_or(0);
+        let code = harness::worker::main(harness::worker::WorkerArgs {
+            lib,
+            schema_hash,
+            memory_bytes: *memory,
+            stack_bytes: *stack,
+            cpu_seconds: *cpu,
+        });
+        return ExitCode::from(code as u8);
+    }
+    match harness::commands::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The one enum that says how a case ended.
+
+use serde::Serialize;
+
+/// Named exactly so in `--json` output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    WrongAnswer,
+    Panic,
+    Timeout,
+    StackOverflow,
+    MemoryLimit,
+    Abort,
+    /// Killed by a signal such as SIGSEGV.
+    Crash,
+    /// The process ended without finishing the case (`process::exit`).
+    Exited,
+    NotImplemented,
+    /// The solution did not build (a build-level verdict).
+    CompileError,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::WrongAnswer => "wrong_answer",
+            Verdict::Panic => "panic",
+            Verdict::Timeout => "timeout",
+            Verdict::StackOverflow => "stack_overflow",
+            Verdict::MemoryLimit => "memory_limit",
+            Verdict::Abort => "abort",
+            Verdict::Crash => "crash",
+            Verdict::Exited => "exited",
+            Verdict::NotImplemented => "not_implemented",
+            Verdict::CompileError => "compile_error",
+        }
+    }
+
+    /// Whether shrinking a failing case with this verdict is worth it: a
+    /// timeout costs the full limit per attempt.
+    pub fn shrinkable(self) -> bool {
+        !matches!(
+            self,
+            Verdict::Pass | Verdict::Timeout | Verdict::MemoryLimit | Verdict::CompileError
+        )
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
