@@ -26,5 +26,7 @@ out = problem_dir / "mutants" / name
 manifest = (ref / "Cargo.toml").read_text()
 manifest = re.sub(r'name = "([a-z_]+)_reference"', lambda m: f'name = "{m.group(1)}_mutant_{name}"', manifest, count=1)
 manifest = manifest.replace('path = "../../../contract"', 'path = "../../../../contract"')
+assert '../../../../contract' in manifest, "the reference must depend on harness-contract by path"
+
 (out / "Cargo.toml").write_text(manifest)
 print(out)

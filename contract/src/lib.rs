@@ -32,17 +32,17 @@ pub use value::{ErrorKind, NoError, Value, Wire};
 /// change to [`wire`] or to the exported functions.
 pub const ABI_VERSION: u32 = 1;
 
-#[cfg(feature = "problems")]
+#[cfg(feature = "dedupe")]
 pub mod dedupe;
-#[cfg(feature = "problems")]
+#[cfg(feature = "lru_cache")]
 pub mod lru_cache;
-#[cfg(feature = "problems")]
+#[cfg(feature = "rate_limiter")]
 pub mod rate_limiter;
-#[cfg(feature = "problems")]
+#[cfg(feature = "scheduler")]
 pub mod scheduler;
-#[cfg(feature = "problems")]
+#[cfg(feature = "token_stream_differ")]
 pub mod token_stream_differ;
-#[cfg(feature = "problems")]
+#[cfg(feature = "versioned_kv")]
 pub mod versioned_kv;
 
 /// Declares a problem's operations: generates `schema()` and `dispatch()`
