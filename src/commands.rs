@@ -45,9 +45,16 @@ pub fn run(cli: Cli) -> Result<u8> {
 fn list(config: &Config, json: bool) -> Result<u8> {
     let ids = problem::list_ids(&config.problems_dir)?;
     let mut rows = Vec::new();
+    let mut broken = 0;
     for id in &ids {
-        let p = Problem::load(&config.problems_dir, id)?;
-        rows.push(p);
+        // One broken problem must not hide the others.
+        match Problem::load(&config.problems_dir, id) {
+            Ok(p) => rows.push(p),
+            Err(e) => {
+                broken += 1;
+                eprintln!("error: {e:#}");
+            }
+        }
     }
     if json {
         let items: Vec<Json> = rows
@@ -78,7 +85,7 @@ fn list(config: &Config, json: bool) -> Result<u8> {
             println!("no problems in {}", config.problems_dir.display());
         }
     }
-    Ok(0)
+    Ok(if broken > 0 { 2 } else { 0 })
 }
 
 fn solution_dir(config: &Config, problem: &str, given: Option<&Path>) -> Result<PathBuf> {

@@ -156,27 +156,33 @@ macro_rules! error_kinds {
 #[macro_export]
 macro_rules! export {
     ($problem:ident, $ty:ty) => {
-        $crate::export!(@emit $problem, $ty, ::std::option::Option::None);
+        $crate::export!(@emit $crate::$problem, $ty, ::std::option::Option::None);
     };
     ($problem:ident, $ty:ty, oracle) => {
         $crate::export!(
-            @emit $problem,
+            @emit $crate::$problem,
             $ty,
             ::std::option::Option::Some(<$ty as $crate::Oracle>::is_specified)
         );
     };
-    (@emit $problem:ident, $ty:ty, $oracle:expr) => {
+    // A contract declared outside this crate (the harness's own test
+    // fixtures do this): `export!(in crate::my_contract, MyType);`.
+    (in $module:path, $ty:ty) => {
+        $crate::export!(@emit $module, $ty, ::std::option::Option::None);
+    };
+    (@emit $module:path, $ty:ty, $oracle:expr) => {
         const _: () = {
             #[unsafe(no_mangle)]
             pub extern "C" fn harness_handshake() -> $crate::Handshake {
-                $crate::runtime::handshake(&$crate::$problem::schema())
+                { use $module as contract; $crate::runtime::handshake(&contract::schema()) }
             }
 
             /// # Safety
             /// `out` must point to writable memory for one `RawBuf`.
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn harness_schema(out: *mut $crate::RawBuf) {
-                unsafe { $crate::runtime::write_schema(out, &$crate::$problem::schema()) }
+                use $module as contract;
+                unsafe { $crate::runtime::write_schema(out, &contract::schema()) }
             }
 
             #[unsafe(no_mangle)]
@@ -194,15 +200,9 @@ macro_rules! export {
                 len: usize,
                 out: *mut $crate::RawBuf,
             ) {
+                use $module as contract;
                 unsafe {
-                    $crate::runtime::call::<$ty>(
-                        session,
-                        req,
-                        len,
-                        out,
-                        $crate::$problem::dispatch::<$ty>,
-                        $oracle,
-                    )
+                    $crate::runtime::call::<$ty>(session, req, len, out, contract::dispatch::<$ty>, $oracle)
                 }
             }
 

@@ -1,0 +1,478 @@
+//! The real binary on fixture projects: verdicts for hostile code, exit
+//! codes, positioned errors for bad input, and the JSON contracts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn harness(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run harness")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A scratch project with its own harness.toml whose contract and target
+/// point back into this repository.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "[paths]\ncontract = {:?}\ntarget = {:?}\n[limits]\ncase_timeout_ms = 1500\n",
+        root().join("contract"),
+        root().join("target/harness-scratch")
+    );
+    std::fs::write(dir.path().join("harness.toml"), toml).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "target" {
+                copy_dir(&entry.path(), &target);
+            }
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn hostile_code_gets_named_verdicts_and_the_other_cases_still_run() {
+    let project = root().join("tests/fixtures/project");
+    let out = harness(&project, &["check", "hostile", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gate = &report["gates"][0];
+    let verdict = |case: &str| {
+        gate["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["case"] == case)
+            .map(|f| f["verdict"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| "pass".into())
+    };
+    let expected = [
+        ("returns", "pass"),
+        ("wrong", "wrong_answer"),
+        ("panics", "panic"),
+        ("loops", "timeout"),
+        ("recurses", "stack_overflow"),
+        ("aborts", "abort"),
+        ("segfaults", "crash"),
+        ("allocates", "memory_limit"),
+        ("exits", "exited"),
+        ("prints", "pass"),
+        ("orphans", "pass"),
+        ("unimplemented", "not_implemented"),
+        ("todo", "not_implemented"),
+    ];
+    for (case, want) in expected {
+        assert_eq!(verdict(case), want, "case `{case}`");
+    }
+    assert_eq!(gate["cases_total"], 13);
+    assert_eq!(gate["cases_passed"], 3);
+    let panic = gate["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["case"] == "panics")
+        .unwrap();
+    assert!(
+        panic["message"]
+            .as_str()
+            .unwrap()
+            .contains("deliberate panic"),
+        "{panic}"
+    );
+    assert_eq!(panic["op_index"], 2, "the op that panicked, counting new()");
+    assert_eq!(
+        panic["actual"],
+        serde_json::json!([null, 1]),
+        "results before the panic are kept"
+    );
+    // The process the candidate spawned died with its process group.
+    let orphans = Command::new("pgrep")
+        .args(["-f", "sleep 987"])
+        .output()
+        .unwrap();
+    assert!(
+        orphans.stdout.is_empty(),
+        "left behind: {}",
+        String::from_utf8_lossy(&orphans.stdout)
+    );
+}
+
+#[test]
+fn reference_passes_with_exit_0_and_the_json_has_the_documented_shape() {
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            "problems/versioned_kv/reference",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["format_version"], 1);
+    assert_eq!(r["problem"], "versioned_kv");
+    assert_eq!(r["build"]["ok"], true);
+    assert_eq!(r["passed"], true);
+    let gates = r["gates"].as_array().unwrap();
+    assert_eq!(gates.len(), 4);
+    for g in gates {
+        assert_eq!(g["passed"], true);
+        assert_eq!(g["cases_total"], g["cases_passed"]);
+        assert!(g["failures"].as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn a_failing_solution_exits_1_with_a_diff_and_gate_limits_the_run() {
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            "problems/versioned_kv/mutants/delete_erases_history",
+            "--gate",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("gate 1") && s.contains("gate 2") && !s.contains("gate 3"),
+        "{s}"
+    );
+    assert!(
+        s.contains("delete keeps history: earlier versions still see the old value — wrong_answer"),
+        "{s}"
+    );
+    assert!(
+        s.contains("- get_at(\"a\", 1) -> 10") && s.contains("+ get_at(\"a\", 1) -> None"),
+        "{s}"
+    );
+}
+
+#[test]
+fn generated_failures_are_shrunk_and_carry_their_seed() {
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            "problems/versioned_kv/mutants/per_key_versions",
+            "--gate",
+            "1",
+            "--json",
+        ],
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let generated: Vec<&Value> = r["gates"][0]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "generated")
+        .collect();
+    assert!(!generated.is_empty());
+    for f in generated {
+        assert!(f["seed"].as_str().unwrap().starts_with("0x"));
+        let ops = f["ops"].as_array().unwrap().len();
+        assert!(ops <= 6, "shrunk to a short case, got {ops} ops: {f}");
+        assert!(f["shrunk_from"].as_u64().unwrap() as usize >= ops);
+    }
+}
+
+#[test]
+fn the_starter_fails_gate_1_cleanly() {
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            "problems/versioned_kv/starter",
+            "--json",
+            "--gate",
+            "1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["build"]["ok"], true);
+    let failures = r["gates"][0]["failures"].as_array().unwrap();
+    assert!(!failures.is_empty());
+    assert!(failures.iter().all(|f| f["verdict"] == "not_implemented"));
+}
+
+#[test]
+fn harness_errors_exit_2() {
+    let out = harness(&root(), &["check", "no_such_problem"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("no problem `no_such_problem`") && text(&out).contains("versioned_kv"),
+        "{}",
+        text(&out)
+    );
+
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--gate",
+            "9",
+            "--solution",
+            "problems/versioned_kv/reference",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("--gate 9"), "{}", text(&out));
+
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            "/nonexistent/solution",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = harness(&root(), &["frobnicate"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "usage errors are harness errors"
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = harness(empty.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("no harness.toml"), "{}", text(&out));
+}
+
+#[test]
+fn malformed_problem_toml_gets_a_positioned_error() {
+    let dir = scratch();
+    let problem = dir.path().join("problems/broken");
+    copy_dir(&root().join("problems/versioned_kv"), &problem);
+    let file = problem.join("problem.toml");
+    let text_in = std::fs::read_to_string(&file).unwrap();
+    // A typo in an expected value deep inside a case script.
+    let bad = text_in.replacen("get_at(\"a\", 2) -> 10", "get_at(\"a\", 2) -> ten", 1);
+    std::fs::write(&file, &bad).unwrap();
+    let line = bad.lines().position(|l| l.contains("-> ten")).unwrap() + 1;
+    let out = harness(
+        dir.path(),
+        &["check", "broken", "--solution", "problems/broken/reference"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out);
+    assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
+    assert!(
+        err.contains("strings are written in double quotes"),
+        "{err}"
+    );
+
+    // Broken TOML syntax.
+    std::fs::write(&file, "format_version = 1\ntitle = \"x\n").unwrap();
+    let out = harness(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("problem.toml:2:"), "{}", text(&out));
+}
+
+#[test]
+fn a_library_without_cdylib_is_refused_with_the_fix() {
+    let dir = scratch();
+    let crate_dir = dir.path().join("sol");
+    copy_dir(&root().join("problems/versioned_kv/reference"), &crate_dir);
+    let manifest = crate_dir.join("Cargo.toml");
+    let m = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("crate-type = [\"cdylib\"]", "crate-type = [\"rlib\"]")
+        .replace(
+            "../../../contract",
+            root().join("contract").to_str().unwrap(),
+        );
+    std::fs::write(&manifest, m + "\n[workspace]\n").unwrap();
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            crate_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("crate-type = [\"cdylib\"]"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_solution_built_against_another_contract_is_refused_with_the_difference() {
+    let dir = scratch();
+    let crate_dir = dir.path().join("stale");
+    std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"stale\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[lib]\ncrate-type = [\"cdylib\"]\n\
+             [dependencies]\nharness-contract = {{ path = {:?} }}\n[workspace]\n",
+            root().join("contract")
+        ),
+    )
+    .unwrap();
+    // An older versioned_kv contract: `put` without a value.
+    std::fs::write(
+        crate_dir.join("src/lib.rs"),
+        r#"
+pub mod old {
+    pub trait Kv { fn new() -> Self where Self: Sized; fn put(&mut self, key: String) -> u64; }
+    harness_contract::contract! {
+        problem = "versioned_kv";
+        trait = Kv;
+        errors = harness_contract::NoError;
+        new();
+        fn put(key: String) -> u64;
+    }
+}
+pub struct S;
+impl old::Kv for S { fn new() -> Self { S } fn put(&mut self, _key: String) -> u64 { 1 } }
+harness_contract::export!(in crate::old, S);
+"#,
+    )
+    .unwrap();
+    let out = harness(
+        &root(),
+        &[
+            "check",
+            "versioned_kv",
+            "--solution",
+            crate_dir.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["build"]["ok"], false);
+    let why = r["build"]["failure"].as_str().unwrap();
+    assert!(why.contains("different `versioned_kv` contract"), "{why}");
+    assert!(why.contains("+ put(key: str) -> u64"), "{why}");
+}
+
+#[test]
+fn replay_prints_each_result_and_marks_disagreement_with_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let ops = dir.path().join("ops.json");
+    std::fs::write(&ops, r#"[{"op":"put","args":["a",10]},{"op":"put","args":["a",20]},{"op":"get_at","args":["a",5]},{"op":"keys_at","args":[5]}]"#).unwrap();
+    let out = harness(
+        &root(),
+        &[
+            "replay",
+            "versioned_kv",
+            "--ops",
+            ops.to_str().unwrap(),
+            "--solution",
+            "problems/versioned_kv/reference",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<&Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["result"])
+        .collect();
+    assert_eq!(
+        results,
+        [
+            &Value::Null,
+            &serde_json::json!(1),
+            &serde_json::json!(2),
+            &serde_json::json!(20),
+            &serde_json::json!(["a"])
+        ]
+    );
+
+    let out = harness(
+        &root(),
+        &[
+            "replay",
+            "versioned_kv",
+            "--ops",
+            ops.to_str().unwrap(),
+            "--solution",
+            "problems/versioned_kv/mutants/exact_match_lookup",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("get_at(\"a\", 5) -> None   ✗ reference: 20"),
+        "{s}"
+    );
+
+    std::fs::write(&ops, r#"[{"op":"put","args":["a"]}]"#).unwrap();
+    let out = harness(
+        &root(),
+        &[
+            "replay",
+            "versioned_kv",
+            "--ops",
+            ops.to_str().unwrap(),
+            "--solution",
+            "problems/versioned_kv/reference",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("takes (key: str, value: i64)"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn list_shows_the_problems() {
+    let out = harness(&root(), &["list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let items: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["id"] == "versioned_kv" && p["gates"] == 4)
+    );
+}
