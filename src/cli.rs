@@ -6,11 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "harness",
-    version,
-    about = "Timed, gated practice for stateful-component coding interviews"
-)]
+#[command(name = "harness", version, about = "Timed, gated practice for stateful-component coding interviews")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -43,6 +39,10 @@ pub enum Command {
         /// Print the machine-readable report (schema in the README).
         #[arg(long)]
         json: bool,
+        /// Report failing generated cases whole instead of shrinking them
+        /// (faster when only the verdicts matter).
+        #[arg(long)]
+        no_shrink: bool,
     },
     /// Run an operation sequence against a solution and print each result.
     Replay {
@@ -57,13 +57,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Practise a problem: statement, timer, and a verdict on every save.
+    ///
+    /// Creates solutions/<problem> from the starter if it does not exist
+    /// (never overwriting), and resumes the session in progress if there
+    /// is one.
+    Start {
+        problem: String,
+        /// Time budget of a new session [default: the problem's suggested minutes].
+        #[arg(long, value_name = "N")]
+        minutes: Option<u32>,
+        /// Move the existing solution aside (to a dated folder) and start over.
+        #[arg(long)]
+        fresh: bool,
+    },
     /// Internal: the isolated process that runs candidate code.
     #[command(name = "__worker", hide = true)]
-    Worker {
-        lib: PathBuf,
-        hash: String,
-        memory: u64,
-        stack: usize,
-        cpu: u64,
-    },
+    Worker { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },
 }

@@ -25,19 +25,11 @@ pub fn run(cli: Cli) -> Result<u8> {
     let config = Config::discover(&cwd)?;
     match cli.command {
         Command::List { json } => list(&config, json),
-        Command::Check {
-            problem,
-            solution,
-            gate,
-            seed,
-            json,
-        } => check(&config, &problem, solution.as_deref(), gate, seed, json),
-        Command::Replay {
-            problem,
-            ops,
-            solution,
-            json,
-        } => replay(&config, &problem, &ops, solution.as_deref(), json),
+        Command::Check { problem, solution, gate, seed, json, no_shrink } => {
+            check(&config, &problem, solution.as_deref(), gate, seed, json, no_shrink)
+        }
+        Command::Replay { problem, ops, solution, json } => replay(&config, &problem, &ops, solution.as_deref(), json),
+        Command::Start { problem, minutes, fresh } => crate::start::start(&config, &problem, minutes, fresh),
         Command::Worker { .. } => unreachable!("handled in main"),
     }
 }
@@ -72,13 +64,7 @@ fn list(config: &Config, json: bool) -> Result<u8> {
         println!("{}", serde_json::to_string_pretty(&items)?);
     } else {
         for p in &rows {
-            println!(
-                "{:<22} {:<40} {} gates, {} min",
-                p.id,
-                p.title,
-                p.gates.len(),
-                p.total_minutes()
-            );
+            println!("{:<22} {:<40} {} gates, {} min", p.id, p.title, p.gates.len(), p.total_minutes());
             println!("{:<22} {}", "", p.summary);
         }
         if rows.is_empty() {
@@ -114,6 +100,7 @@ fn check(
     gate: Option<usize>,
     seed: Option<u64>,
     json: bool,
+    no_shrink: bool,
 ) -> Result<u8> {
     let problem = Problem::load(&config.problems_dir, id)?;
     let dir = solution_dir(config, id, solution)?;
@@ -123,26 +110,20 @@ fn check(
         bail!("--gate {g}: `{id}` has gates 1 to {}", problem.gates.len());
     }
     let upto = gate.unwrap_or(problem.gates.len());
-    let judge = Judge::new(config, problem, upto, seed)?;
+    let mut judge = Judge::new(config, problem, upto, seed)?;
+    judge.shrink = !no_shrink;
     let eval = judge.evaluate(&dir, &AtomicBool::new(false), &|_, _| {})?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report_text::render_json(&judge.problem, &dir, &eval))?
-        );
+        println!("{}", serde_json::to_string_pretty(&report_text::render_json(&judge.problem, &dir, &eval))?);
     } else {
-        print!(
-            "{}",
-            report_text::render_text(&judge.problem, &eval, std::io::stdout().is_terminal())
-        );
+        print!("{}", report_text::render_text(&judge.problem, &eval, std::io::stdout().is_terminal()));
     }
     Ok(if eval.all_passed() { 0 } else { 1 })
 }
 
 fn read_ops(problem: &Problem, path: &Path) -> Result<Vec<Call>> {
     let text = if path == Path::new("-") {
-        std::io::read_to_string(std::io::stdin())
-            .context("cannot read the operations from stdin")?
+        std::io::read_to_string(std::io::stdin()).context("cannot read the operations from stdin")?
     } else {
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?
     };
@@ -152,16 +133,10 @@ fn read_ops(problem: &Problem, path: &Path) -> Result<Vec<Call>> {
     let mut calls = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let here = || format!("{}: operation {i}", path.display());
-        let op = item["op"]
-            .as_str()
-            .with_context(|| format!("{}: needs \"op\": \"<name>\"", here()))?;
-        let (params, _) = sig.lookup(op).with_context(|| {
-            format!(
-                "{}: unknown operation `{op}` (known: {})",
-                here(),
-                sig.op_names()
-            )
-        })?;
+        let op = item["op"].as_str().with_context(|| format!("{}: needs \"op\": \"<name>\"", here()))?;
+        let (params, _) = sig
+            .lookup(op)
+            .with_context(|| format!("{}: unknown operation `{op}` (known: {})", here(), sig.op_names()))?;
         let args = match &item["args"] {
             Json::Null => Vec::new(),
             Json::Array(a) => a.clone(),
@@ -169,54 +144,29 @@ fn read_ops(problem: &Problem, path: &Path) -> Result<Vec<Call>> {
         };
         if args.len() != params.len() {
             let names: Vec<String> = params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-            bail!(
-                "{}: `{op}` takes ({}), given {} argument(s)",
-                here(),
-                names.join(", "),
-                args.len()
-            );
+            bail!("{}: `{op}` takes ({}), given {} argument(s)", here(), names.join(", "), args.len());
         }
         let mut values = Vec::new();
         for ((name, ty), arg) in params.iter().zip(&args) {
             values.push(
-                ty.from_json(arg, &sig.errors)
-                    .map_err(|e| anyhow::anyhow!("{}: argument `{name}`: {e}", here()))?,
+                ty.from_json(arg, &sig.errors).map_err(|e| anyhow::anyhow!("{}: argument `{name}`: {e}", here()))?,
             );
         }
         if op == "new" && !calls.is_empty() {
             bail!("{}: `new` may only come first", here());
         }
-        calls.push(Call {
-            op: op.to_string(),
-            args: values,
-        });
+        calls.push(Call { op: op.to_string(), args: values });
     }
     if calls.first().is_none_or(|c| c.op != "new") {
         if !sig.ctor.is_empty() {
-            bail!(
-                "{}: the first operation must be `{}`",
-                path.display(),
-                sig.ctor_template()
-            );
+            bail!("{}: the first operation must be `{}`", path.display(), sig.ctor_template());
         }
-        calls.insert(
-            0,
-            Call {
-                op: "new".into(),
-                args: Vec::new(),
-            },
-        );
+        calls.insert(0, Call { op: "new".into(), args: Vec::new() });
     }
     Ok(calls)
 }
 
-fn replay(
-    config: &Config,
-    id: &str,
-    ops: &Path,
-    solution: Option<&Path>,
-    json: bool,
-) -> Result<u8> {
+fn replay(config: &Config, id: &str, ops: &Path, solution: Option<&Path>, json: bool) -> Result<u8> {
     let problem = Problem::load(&config.problems_dir, id)?;
     let calls = read_ops(&problem, ops)?;
     let dir = solution_dir(config, id, solution)?;
@@ -227,21 +177,13 @@ fn replay(
         for d in build.errors() {
             eprint!(
                 "{}",
-                if std::io::stderr().is_terminal() {
-                    d.rendered.clone()
-                } else {
-                    report_text::strip_ansi(&d.rendered)
-                }
+                if std::io::stderr().is_terminal() { d.rendered.clone() } else { report_text::strip_ansi(&d.rendered) }
             );
         }
         eprintln!("the solution does not compile");
         return Ok(1);
     };
-    let target = Target {
-        lib: lib.path.clone(),
-        schema_hash: hash,
-        limits: config.limits.clone(),
-    };
+    let target = Target { lib: lib.path.clone(), schema_hash: hash, limits: config.limits.clone() };
     if let Err(why) = judge::probe(&target, &problem)? {
         eprintln!("{why}");
         return Ok(1);
@@ -256,10 +198,7 @@ fn replay(
         .enumerate()
         .map(|(i, c)| crate::script::Step {
             call: c.clone(),
-            expect: reference
-                .as_ref()
-                .and_then(|r| r.get(i).cloned())
-                .unwrap_or(harness_contract::Value::Any),
+            expect: reference.as_ref().and_then(|r| r.get(i).cloned()).unwrap_or(harness_contract::Value::Any),
         })
         .collect();
     let verdict = judge::evaluate(&steps, &run, &target);
@@ -285,10 +224,7 @@ fn replay(
                 row["result"] = Json::Null;
                 row["verdict"] = json!(verdict.verdict);
                 row["message"] = json!(verdict.message);
-                text.push_str(&format!(
-                    "{call} -> <{}> {}\n",
-                    verdict.verdict, verdict.message
-                ));
+                text.push_str(&format!("{call} -> <{}> {}\n", verdict.verdict, verdict.message));
             }
             _ => break,
         }
@@ -296,9 +232,7 @@ fn replay(
             row["expected"] = to_json(e);
         }
         rows.push(row);
-        if verdict.failed_at == Some(i)
-            && !matches!(verdict.verdict, crate::verdict::Verdict::WrongAnswer)
-        {
+        if verdict.failed_at == Some(i) && !matches!(verdict.verdict, crate::verdict::Verdict::WrongAnswer) {
             break;
         }
     }
@@ -314,30 +248,18 @@ fn replay(
         }
     }
     let clean = outcomes.len() == calls.len()
-        && outcomes
-            .iter()
-            .zip(&steps)
-            .all(|(o, s)| matches!(o, Outcome::Returned(v) if s.expect.accepts(v)));
+        && outcomes.iter().zip(&steps).all(|(o, s)| matches!(o, Outcome::Returned(v) if s.expect.accepts(v)));
     Ok(if clean { 0 } else { 1 })
 }
 
-fn reference_results(
-    config: &Config,
-    problem: &Problem,
-    calls: &[Call],
-) -> Option<Vec<harness_contract::Value>> {
+fn reference_results(config: &Config, problem: &Problem, calls: &[Call]) -> Option<Vec<harness_contract::Value>> {
     if !problem.reference_dir().join("Cargo.toml").is_file() {
         return None;
     }
     let build = compile::build(config, &problem.reference_dir()).ok()?;
     let lib = build.lib?;
-    let target = Target {
-        lib: lib.path.clone(),
-        schema_hash: problem.signature.schema().hash(),
-        limits: config.limits.clone(),
-    };
-    let steps = judge::expect_from_reference(&target, &[calls])
-        .ok()?
-        .pop()?;
+    let target =
+        Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() };
+    let steps = judge::expect_from_reference(&target, &[calls]).ok()?.pop()?;
     Some(steps.into_iter().map(|s| s.expect).collect())
 }

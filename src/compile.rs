@@ -1,12 +1,12 @@
 //! Building a solution crate into a loadable library with cargo.
 //!
-//! Each crate gets its own directory under the harness's target directory
+//! Builds go to the harness's target directory, outside the watched
+//! solution folders. A candidate's crate gets a directory of its own
 //! (`target/harness/<package>-<hash of its path>`): two crates may share a
 //! library name (a starter and the solution made from it do), and cdylib
 //! outputs are not disambiguated by cargo's metadata hash, so one shared
-//! directory would let one build overwrite another's library. The contract
-//! crate has no dependencies, so a cold build of a new crate costs well
-//! under a second.
+//! directory would let one build overwrite another's library. The crates
+//! of a problem have distinct names and share one directory.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -68,25 +68,30 @@ impl Drop for LoadedLib {
 }
 
 /// The target directory for the crate at `crate_dir`.
+///
+/// The crates of one problem (reference, starter, mutants) have distinct
+/// package names and share one directory, so the contract crate is
+/// compiled once for all of them. Any other crate (a candidate's solution)
+/// gets a directory of its own.
 pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathBuf {
     let canonical = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
-    let hash = harness_contract::schema::fnv1a(canonical.to_string_lossy().as_bytes());
-    config
-        .target_dir
-        .join(format!("{package}-{:08x}", hash as u32))
+    let problem_root = canonical.ancestors().skip(1).take(3).find(|d| d.join("problem.toml").is_file());
+    let (name, key) = match problem_root {
+        Some(root) => (
+            format!("problem-{}", root.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())),
+            root.to_path_buf(),
+        ),
+        None => (package.to_string(), canonical),
+    };
+    let hash = harness_contract::schema::fnv1a(key.to_string_lossy().as_bytes());
+    config.target_dir.join(format!("{name}-{:08x}", hash as u32))
 }
 
 /// Reads `[package] name` and checks that the crate builds a cdylib.
 fn read_manifest(manifest: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(manifest)
-        .with_context(|| format!("cannot read {}", manifest.display()))?;
+    let text = std::fs::read_to_string(manifest).with_context(|| format!("cannot read {}", manifest.display()))?;
     let doc: toml::Table = toml::from_str(&text).map_err(|e| {
-        crate::diag::Located::at(
-            manifest,
-            &text,
-            e.span().map_or(0, |s| s.start),
-            e.message().trim().to_string(),
-        )
+        crate::diag::Located::at(manifest, &text, e.span().map_or(0, |s| s.start), e.message().trim().to_string())
     })?;
     let name = doc
         .get("package")
@@ -104,10 +109,7 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
     let started = Instant::now();
     let manifest = crate_dir.join("Cargo.toml");
     if !manifest.is_file() {
-        bail!(
-            "{} does not exist: a solution is a cargo crate",
-            manifest.display()
-        );
+        bail!("{} does not exist: a solution is a cargo crate", manifest.display());
     }
     let package = read_manifest(&manifest)?;
     let target = target_dir_for(config, crate_dir, &package);
@@ -125,9 +127,8 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().context(
-        "cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)",
-    )?;
+    let mut child =
+        cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
     let mut stderr = child.stderr.take().expect("piped");
     let stderr_reader = std::thread::Builder::new()
         .name("cargo-stderr".into())
@@ -153,16 +154,10 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
                 }
             }
             Some("compiler-artifact")
-                if msg["package_id"]
-                    .as_str()
-                    .is_some_and(|id| is_package(id, &package, crate_dir)) =>
+                if msg["package_id"].as_str().is_some_and(|id| is_package(id, &package, crate_dir)) =>
             {
-                let kinds: Vec<&str> = msg["target"]["kind"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|k| k.as_str())
-                    .collect();
+                let kinds: Vec<&str> =
+                    msg["target"]["kind"].as_array().into_iter().flatten().filter_map(|k| k.as_str()).collect();
                 if kinds.contains(&"cdylib") {
                     artifact = msg["filenames"]
                         .as_array()
@@ -198,18 +193,10 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
         ));
         None
     } else {
-        failure = Some(format!(
-            "{}: cargo built no library (is there a src/lib.rs?)",
-            manifest.display()
-        ));
+        failure = Some(format!("{}: cargo built no library (is there a src/lib.rs?)", manifest.display()));
         None
     };
-    Ok(Build {
-        lib,
-        diagnostics,
-        failure,
-        duration,
-    })
+    Ok(Build { lib, diagnostics, failure, duration })
 }
 
 /// Whether a cargo package id names the crate we built (not a dependency).
@@ -225,15 +212,11 @@ fn diagnostic(m: &Json) -> Option<Diagnostic> {
     if level != "error" && level != "warning" {
         return None;
     }
-    let primary = m["spans"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["is_primary"].as_bool() == Some(true)));
+    let primary = m["spans"].as_array().and_then(|s| s.iter().find(|s| s["is_primary"].as_bool() == Some(true)));
     Some(Diagnostic {
         message: m["message"].as_str().unwrap_or_default().to_string(),
         rendered: m["rendered"].as_str().unwrap_or_default().to_string(),
-        file: primary
-            .and_then(|s| s["file_name"].as_str())
-            .map(str::to_string),
+        file: primary.and_then(|s| s["file_name"].as_str()).map(str::to_string),
         line: primary.and_then(|s| s["line_start"].as_u64()),
         column: primary.and_then(|s| s["column_start"].as_u64()),
         level,
@@ -242,26 +225,15 @@ fn diagnostic(m: &Json) -> Option<Diagnostic> {
 
 /// The lines of cargo's stderr that say what went wrong.
 fn cargo_error_text(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("error"))
-        .collect();
-    if lines.is_empty() {
-        stderr.trim().to_string()
-    } else {
-        lines.join("\n")
-    }
+    let lines: Vec<&str> = stderr.lines().skip_while(|l| !l.trim_start().starts_with("error")).collect();
+    if lines.is_empty() { stderr.trim().to_string() } else { lines.join("\n") }
 }
 
 fn private_copy(config: &Config, built: &Path, package: &str) -> Result<LoadedLib> {
     let dir = config.target_dir.join("loaded");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let n = COPIES.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!(
-        "{package}-{}-{n}{}",
-        std::process::id(),
-        std::env::consts::DLL_SUFFIX
-    ));
+    let path = dir.join(format!("{package}-{}-{n}{}", std::process::id(), std::env::consts::DLL_SUFFIX));
     // A hard link is instant; rustc replaces its output rather than
     // rewriting it in place, so the link keeps the bytes we built.
     if std::fs::hard_link(built, &path).is_err() {

@@ -105,26 +105,15 @@ impl Config {
     }
 
     pub fn load(file: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
-            Located::at(
-                file,
-                &text,
-                e.span().map_or(0, |s| s.start),
-                e.message().trim().to_string(),
-            )
-        })?;
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+        let raw: RawConfig = toml::from_str(&text)
+            .map_err(|e| Located::at(file, &text, e.span().map_or(0, |s| s.start), e.message().trim().to_string()))?;
         let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         let root = std::fs::canonicalize(&root).unwrap_or(root);
-        let path =
-            |p: Option<PathBuf>, default: &str| root.join(p.unwrap_or_else(|| default.into()));
+        let path = |p: Option<PathBuf>, default: &str| root.join(p.unwrap_or_else(|| default.into()));
         let profile = raw.build.profile.unwrap_or_else(|| "dev".into());
         if !matches!(profile.as_str(), "dev" | "release") {
-            bail!(
-                "{}: build.profile must be \"dev\" or \"release\", not {profile:?}",
-                file.display()
-            );
+            bail!("{}: build.profile must be \"dev\" or \"release\", not {profile:?}", file.display());
         }
         let jobs = raw
             .limits

@@ -22,26 +22,13 @@ impl Located {
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = text[line_start..offset].chars().count() + 1;
         let source_line = text[line_start..].lines().next().unwrap_or("").to_string();
-        Located {
-            file: file.to_path_buf(),
-            line,
-            column,
-            message: message.into(),
-            source_line,
-        }
+        Located { file: file.to_path_buf(), line, column, message: message.into(), source_line }
     }
 }
 
 impl fmt::Display for Located {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.line,
-            self.column,
-            self.message
-        )?;
+        writeln!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.column, self.message)?;
         let gutter = self.line.to_string().len();
         writeln!(f, "{:gutter$} |", "")?;
         writeln!(f, "{} | {}", self.line, self.source_line)?;
@@ -60,9 +47,6 @@ mod tests {
         let text = "a = 1\nb = oops\n";
         let e = Located::at(Path::new("p.toml"), text, 10, "bad value");
         assert_eq!((e.line, e.column), (2, 5));
-        assert_eq!(
-            e.to_string(),
-            "p.toml:2:5: bad value\n  |\n2 | b = oops\n  |     ^"
-        );
+        assert_eq!(e.to_string(), "p.toml:2:5: bad value\n  |\n2 | b = oops\n  |     ^");
     }
 }

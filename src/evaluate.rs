@@ -69,6 +69,8 @@ pub struct Judge {
     pub problem: Problem,
     pub upto: usize,
     pub cases: Vec<Case>,
+    /// Shrink failing generated cases before reporting them (on by default).
+    pub shrink: bool,
     reference: Option<(LoadedLib, Target)>,
     config: Config,
 }
@@ -78,19 +80,9 @@ impl Judge {
     /// gates `1..=upto`.
     pub fn new(config: &Config, problem: Problem, upto: usize, seed: Option<u64>) -> Result<Judge> {
         let upto = upto.clamp(1, problem.gates.len());
-        let reference = if problem.has_generated_cases(upto) {
-            Some(build_reference(config, &problem)?)
-        } else {
-            None
-        };
+        let reference = if problem.has_generated_cases(upto) { Some(build_reference(config, &problem)?) } else { None };
         let cases = judge::build_suite(&problem, upto, reference.as_ref().map(|r| &r.1), seed)?;
-        Ok(Judge {
-            problem,
-            upto,
-            cases,
-            reference,
-            config: config.clone(),
-        })
+        Ok(Judge { problem, upto, cases, shrink: true, reference, config: config.clone() })
     }
 
     fn target(&self, lib: &LoadedLib) -> Target {
@@ -102,23 +94,21 @@ impl Judge {
     }
 
     /// Builds the crate at `solution` and judges it.
-    pub fn evaluate(
-        &self,
-        solution: &Path,
-        cancel: &AtomicBool,
-        progress: Progress<'_>,
-    ) -> Result<Evaluation> {
+    pub fn evaluate(&self, solution: &Path, cancel: &AtomicBool, progress: Progress<'_>) -> Result<Evaluation> {
         let build = compile::build(&self.config, solution)?;
-        self.evaluate_build(build, cancel, progress)
+        self.evaluate_build(build, self.upto, cancel, progress)
     }
 
-    /// Judges a finished build (the TUI builds separately to show state).
+    /// Judges a finished build on gates `1..=upto` (the TUI builds
+    /// separately to show the build's state first).
     pub fn evaluate_build(
         &self,
         build: Build,
+        upto: usize,
         cancel: &AtomicBool,
         progress: Progress<'_>,
     ) -> Result<Evaluation> {
+        let upto = upto.clamp(1, self.upto);
         let mut info = BuildInfo {
             ok: build.ok(),
             duration: build.duration,
@@ -126,44 +116,26 @@ impl Judge {
             failure: build.failure,
         };
         let Some(lib) = build.lib else {
-            return Ok(Evaluation {
-                build: info,
-                gates: Vec::new(),
-                run_time: Duration::ZERO,
-            });
+            return Ok(Evaluation { build: info, gates: Vec::new(), run_time: Duration::ZERO });
         };
         let started = std::time::Instant::now();
         let target = self.target(&lib);
         if let Err(why) = judge::probe(&target, &self.problem)? {
             info.ok = false;
             info.failure = Some(why);
-            return Ok(Evaluation {
-                build: info,
-                gates: Vec::new(),
-                run_time: started.elapsed(),
-            });
+            return Ok(Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() });
         }
-        let results = judge::run_suite(
-            &target,
-            self.reference.as_ref().map(|r| &r.1),
-            &self.cases,
-            cancel,
-            progress,
-        )?;
+        let cases: Vec<Case> = self.cases.iter().filter(|c| c.gate <= upto).cloned().collect();
+        let shrink_with = self.reference.as_ref().filter(|_| self.shrink).map(|r| &r.1);
+        let results = judge::run_suite(&target, shrink_with, &cases, cancel, progress)?;
         let mut gates: Vec<GateResult> = self
             .problem
             .gates
             .iter()
-            .take(self.upto)
-            .map(|g| GateResult {
-                gate: g.number,
-                title: g.title.clone(),
-                total: 0,
-                passed: 0,
-                failures: Vec::new(),
-            })
+            .take(upto)
+            .map(|g| GateResult { gate: g.number, title: g.title.clone(), total: 0, passed: 0, failures: Vec::new() })
             .collect();
-        for (case, result) in self.cases.iter().zip(results) {
+        for (case, result) in cases.iter().zip(results) {
             let Some(result) = result else { continue };
             let gate = &mut gates[case.gate - 1];
             gate.total += 1;
@@ -173,11 +145,7 @@ impl Judge {
                 gate.failures.push((case.clone(), result));
             }
         }
-        Ok(Evaluation {
-            build: info,
-            gates,
-            run_time: started.elapsed(),
-        })
+        Ok(Evaluation { build: info, gates, run_time: started.elapsed() })
     }
 }
 
@@ -185,28 +153,19 @@ impl Judge {
 /// the problem's fault, so it is an error, not a verdict.
 fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib, Target)> {
     let dir = problem.reference_dir();
-    let build = compile::build(config, &dir)
-        .with_context(|| format!("building the reference solution of `{}`", problem.id))?;
+    let build =
+        compile::build(config, &dir).with_context(|| format!("building the reference solution of `{}`", problem.id))?;
     let Some(lib) = build.lib else {
         let mut text = build.failure.clone().unwrap_or_default();
         for d in build.errors() {
             text.push_str(&d.rendered);
         }
-        bail!(
-            "the reference solution in {} does not build:\n{text}",
-            dir.display()
-        );
+        bail!("the reference solution in {} does not build:\n{text}", dir.display());
     };
-    let target = Target {
-        lib: lib.path.clone(),
-        schema_hash: problem.signature.schema().hash(),
-        limits: config.limits.clone(),
-    };
+    let target =
+        Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() };
     if let Err(why) = judge::probe(&target, problem)? {
-        bail!(
-            "the reference solution in {} cannot be judged: {why}",
-            dir.display()
-        );
+        bail!("the reference solution in {} cannot be judged: {why}", dir.display());
     }
     Ok((lib, target))
 }

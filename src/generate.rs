@@ -28,9 +28,7 @@ pub enum Domain {
 
 impl Domain {
     pub fn from_toml(v: &toml::Value) -> Result<Domain, String> {
-        let t = v
-            .as_table()
-            .ok_or("a domain is a table, e.g. { ints = [0, 9] }")?;
+        let t = v.as_table().ok_or("a domain is a table, e.g. { ints = [0, 9] }")?;
         let pair = |key: &str| -> Result<[toml::Value; 2], String> {
             match t.get(key).and_then(|v| v.as_array()) {
                 Some(a) if a.len() == 2 => Ok([a[0].clone(), a[1].clone()]),
@@ -55,10 +53,7 @@ impl Domain {
             Ok(Domain::Floats(lo, hi))
         } else if let Some(s) = t.get("strings") {
             let items = s.as_array().ok_or("`strings` must be an array")?;
-            let strings: Option<Vec<String>> = items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect();
+            let strings: Option<Vec<String>> = items.iter().map(|v| v.as_str().map(str::to_string)).collect();
             let strings = strings.ok_or("`strings` must hold strings")?;
             if strings.is_empty() {
                 return Err("`strings` must not be empty".into());
@@ -74,11 +69,7 @@ impl Domain {
             if lo < 0 || lo > hi {
                 return Err("`len` needs 0 <= low <= high".into());
             }
-            Ok(Domain::List(
-                Box::new(Domain::from_toml(inner)?),
-                lo as usize,
-                hi as usize,
-            ))
+            Ok(Domain::List(Box::new(Domain::from_toml(inner)?), lo as usize, hi as usize))
         } else {
             Err("unknown domain: use ints, floats, strings, bools or list".into())
         }
@@ -92,9 +83,7 @@ impl Domain {
                 ty.check(Value::Int(*lo), &[], false)?;
                 ty.check(Value::Int(*hi), &[], false).map(|_| ())
             }
-            (Domain::Floats(..), Ty::Float)
-            | (Domain::Strings(_), Ty::Str)
-            | (Domain::Bools, Ty::Bool) => Ok(()),
+            (Domain::Floats(..), Ty::Float) | (Domain::Strings(_), Ty::Str) | (Domain::Bools, Ty::Bool) => Ok(()),
             (Domain::List(inner, ..), Ty::List(t)) => inner.check(t),
             (d, t) => Err(format!("a {} domain cannot produce {t}", d.kind())),
         }
@@ -190,10 +179,7 @@ pub fn generate(problem: &Problem, spec: &GenSpec, seed: u64) -> Vec<Call> {
             .collect()
     };
     let mut calls = Vec::with_capacity(len + 1);
-    calls.push(Call {
-        op: "new".into(),
-        args: draw_args(&mut rng, "new", &sig.ctor),
-    });
+    calls.push(Call { op: "new".into(), args: draw_args(&mut rng, "new", &sig.ctor) });
     let total: u64 = spec.weights.iter().map(|(_, w)| *w as u64).sum();
     for _ in 0..len {
         let mut pick = rng.below(total);
@@ -211,10 +197,7 @@ pub fn generate(problem: &Problem, spec: &GenSpec, seed: u64) -> Vec<Call> {
             .map(|(op, _)| op.as_str())
             .expect("pick < total");
         let params = &sig.ops[op].params;
-        calls.push(Call {
-            op: op.to_string(),
-            args: draw_args(&mut rng, op, params),
-        });
+        calls.push(Call { op: op.to_string(), args: draw_args(&mut rng, op, params) });
     }
     calls
 }
@@ -246,8 +229,7 @@ mod tests {
     #[test]
     fn domains_parse_and_check() {
         let d = Domain::from_toml(
-            &toml::from_str::<toml::Value>("d = { list = { strings = [\"a\"] }, len = [0, 3] }")
-                .unwrap()["d"],
+            &toml::from_str::<toml::Value>("d = { list = { strings = [\"a\"] }, len = [0, 3] }").unwrap()["d"],
         )
         .unwrap();
         assert!(d.check(&"list<str>".parse().unwrap()).is_ok());

@@ -65,21 +65,12 @@ pub type Pending = (usize, String, u64, Vec<Call>);
 
 /// Fixed cases of gates `1..=upto`, then generated ones (operations only;
 /// expectations come from [`expect_from_reference`]).
-pub fn collect_cases(
-    problem: &Problem,
-    upto: usize,
-    seed: Option<u64>,
-) -> (Vec<Case>, Vec<Pending>) {
+pub fn collect_cases(problem: &Problem, upto: usize, seed: Option<u64>) -> (Vec<Case>, Vec<Pending>) {
     let mut fixed = Vec::new();
     let mut generated = Vec::new();
     for gate in problem.gates.iter().take(upto) {
         for c in &gate.cases {
-            fixed.push(Case {
-                gate: gate.number,
-                name: c.name.clone(),
-                kind: CaseKind::Fixed,
-                steps: c.steps.clone(),
-            });
+            fixed.push(Case { gate: gate.number, name: c.name.clone(), kind: CaseKind::Fixed, steps: c.steps.clone() });
         }
         if let Some(spec) = &gate.generate {
             let base = seed.unwrap_or(spec.seed);
@@ -102,15 +93,12 @@ pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Ve
     let run = sandbox::run(reference, calls)?;
     match &run.end {
         End::Completed => {}
-        End::Mismatch { .. } | End::LoadError(_) => bail!(
-            "the reference solution cannot be loaded: {}",
-            end_text(&run.end)
-        ),
-        other => bail!(
-            "the reference solution did not finish the generated cases: {}\n{}",
-            end_text(other),
-            run.output
-        ),
+        End::Mismatch { .. } | End::LoadError(_) => {
+            bail!("the reference solution cannot be loaded: {}", end_text(&run.end))
+        }
+        other => {
+            bail!("the reference solution did not finish the generated cases: {}\n{}", end_text(other), run.output)
+        }
     }
     let mut out = Vec::with_capacity(calls.len());
     for (i, case) in calls.iter().enumerate() {
@@ -118,10 +106,7 @@ pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Ve
         let mut steps = Vec::with_capacity(case.len());
         for (j, call) in case.iter().enumerate() {
             match outcomes.get(j) {
-                Some(Outcome::Returned(v)) => steps.push(Step {
-                    call: call.clone(),
-                    expect: v.clone(),
-                }),
+                Some(Outcome::Returned(v)) => steps.push(Step { call: call.clone(), expect: v.clone() }),
                 other => bail!(
                     "the reference solution failed on a generated case at `{call}` (operation {j}): {other:?}\n\
                      This is a bug in the problem, not in your solution."
@@ -134,25 +119,14 @@ pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Ve
 }
 
 /// All cases of gates `1..=upto` with expectations, fixed cases first.
-pub fn build_suite(
-    problem: &Problem,
-    upto: usize,
-    reference: Option<&Target>,
-    seed: Option<u64>,
-) -> Result<Vec<Case>> {
+pub fn build_suite(problem: &Problem, upto: usize, reference: Option<&Target>, seed: Option<u64>) -> Result<Vec<Case>> {
     let (mut cases, generated) = collect_cases(problem, upto, seed);
     if !generated.is_empty() {
-        let reference =
-            reference.ok_or_else(|| anyhow!("generated cases need the reference solution"))?;
+        let reference = reference.ok_or_else(|| anyhow!("generated cases need the reference solution"))?;
         let calls: Vec<&[Call]> = generated.iter().map(|g| g.3.as_slice()).collect();
         let steps = expect_from_reference(reference, &calls)?;
         for ((gate, name, seed, _), steps) in generated.into_iter().zip(steps) {
-            cases.push(Case {
-                gate,
-                name,
-                kind: CaseKind::Generated { seed },
-                steps,
-            });
+            cases.push(Case { gate, name, kind: CaseKind::Generated { seed }, steps });
         }
     }
     cases.sort_by_key(|c| c.gate);
@@ -167,11 +141,7 @@ pub fn probe(target: &Target, problem: &Problem) -> Result<std::result::Result<(
         End::Completed => Ok(()),
         End::Mismatch { abi, schema, .. } => Err(mismatch_text(problem, abi, &schema)),
         End::LoadError(e) => Err(e),
-        other => Err(format!(
-            "the library failed while loading: {}\n{}",
-            end_text(&other),
-            run.output
-        )),
+        other => Err(format!("the library failed while loading: {}\n{}", end_text(&other), run.output)),
     })
 }
 
@@ -233,30 +203,18 @@ pub fn evaluate(steps: &[Step], run: &Run, target: &Target) -> CaseResult {
             }
             Outcome::Returned(v) => {
                 actual.push(v.clone());
-                (
-                    Verdict::WrongAnswer,
-                    format!("`{}` expected {}, got {v}", step.call, step.expect),
-                )
+                (Verdict::WrongAnswer, format!("`{}` expected {}, got {v}", step.call, step.expect))
             }
             Outcome::Panicked { message, location } => {
-                let at = if location.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {location}")
-                };
-                (
-                    Verdict::Panic,
-                    format!("`{}` panicked{at}: {message}", step.call),
-                )
+                let at = if location.is_empty() { String::new() } else { format!(" at {location}") };
+                (Verdict::Panic, format!("`{}` panicked{at}: {message}", step.call))
             }
-            Outcome::NotImplemented { op } => (
-                Verdict::NotImplemented,
-                format!("`{op}` is not implemented yet (reached by `{}`)", step.call),
-            ),
-            Outcome::Rejected(why) => (
-                Verdict::WrongAnswer,
-                format!("`{}` was refused by the library: {why}", step.call),
-            ),
+            Outcome::NotImplemented { op } => {
+                (Verdict::NotImplemented, format!("`{op}` is not implemented yet (reached by `{}`)", step.call))
+            }
+            Outcome::Rejected(why) => {
+                (Verdict::WrongAnswer, format!("`{}` was refused by the library: {why}", step.call))
+            }
         };
         let mut r = result(verdict, message, Some(i));
         r.actual = actual;
@@ -270,23 +228,15 @@ pub fn evaluate(steps: &[Step], run: &Run, target: &Target) -> CaseResult {
     };
     let (verdict, message) = match &run.end {
         End::Completed if complete => (Verdict::Pass, String::new()),
-        End::Completed => (
-            Verdict::Exited,
-            format!("the worker stopped early {during}"),
-        ),
+        End::Completed => (Verdict::Exited, format!("the worker stopped early {during}")),
         End::Timeout => (
             Verdict::Timeout,
-            format!(
-                "no result within {} ms {during} (an endless loop?)",
-                target.limits.case_timeout.as_millis()
-            ),
+            format!("no result within {} ms {during} (an endless loop?)", target.limits.case_timeout.as_millis()),
         ),
         End::Signal(sig) => classify_signal(*sig, &run.output, target, &during),
         End::Exited(code) => (
             Verdict::Exited,
-            format!(
-                "the process exited with code {code} {during} without returning (std::process::exit?)"
-            ),
+            format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
         ),
         End::Mismatch { .. } | End::LoadError(_) => (Verdict::Crash, end_text(&run.end)),
     };
@@ -309,30 +259,12 @@ fn classify_signal(sig: i32, output: &str, target: &Target, during: &str) -> (Ve
         ),
         SIGABRT if output.contains("memory allocation of") => (
             Verdict::MemoryLimit,
-            format!(
-                "an allocation failed at the {} MiB memory limit {during}",
-                target.limits.memory_bytes >> 20
-            ),
+            format!("an allocation failed at the {} MiB memory limit {during}", target.limits.memory_bytes >> 20),
         ),
-        SIGABRT => (
-            Verdict::Abort,
-            format!("the process aborted {during} (std::process::abort?)"),
-        ),
-        SIGXCPU => (
-            Verdict::Timeout,
-            format!("the CPU-time limit was reached {during}"),
-        ),
-        SIGKILL => (
-            Verdict::MemoryLimit,
-            format!("the process was killed {during} (out of memory?)"),
-        ),
-        _ => (
-            Verdict::Crash,
-            format!(
-                "the process was killed by {} {during}",
-                sandbox::signal_name(sig)
-            ),
-        ),
+        SIGABRT => (Verdict::Abort, format!("the process aborted {during} (std::process::abort?)")),
+        SIGXCPU => (Verdict::Timeout, format!("the CPU-time limit was reached {during}")),
+        SIGKILL => (Verdict::MemoryLimit, format!("the process was killed {during} (out of memory?)")),
+        _ => (Verdict::Crash, format!("the process was killed by {} {during}", sandbox::signal_name(sig))),
     }
 }
 
@@ -385,14 +317,9 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseR
     while chunk >= 1 && attempts < SHRINK_ATTEMPTS && started.elapsed() < SHRINK_TIME {
         let mut i = 1; // Never remove the constructor.
         let mut progress = false;
-        while i < best.steps.len() && attempts < SHRINK_ATTEMPTS && started.elapsed() < SHRINK_TIME
-        {
+        while i < best.steps.len() && attempts < SHRINK_ATTEMPTS && started.elapsed() < SHRINK_TIME {
             let end = (i + chunk).min(best.steps.len());
-            let calls: Vec<Call> = best.steps[..i]
-                .iter()
-                .chain(&best.steps[end..])
-                .map(|s| s.call.clone())
-                .collect();
+            let calls: Vec<Call> = best.steps[..i].iter().chain(&best.steps[end..]).map(|s| s.call.clone()).collect();
             match try_calls(calls, &mut attempts) {
                 Some(r) => {
                     best = r;
@@ -438,13 +365,10 @@ pub fn run_suite(
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(case) = cases.get(i) else { return };
-                    let result =
-                        judge(target, &case.steps).map(|r| match (&case.kind, reference) {
-                            (CaseKind::Generated { .. }, Some(reference)) if !r.passed() => {
-                                shrink(target, reference, r)
-                            }
-                            _ => r,
-                        });
+                    let result = judge(target, &case.steps).map(|r| match (&case.kind, reference) {
+                        (CaseKind::Generated { .. }, Some(reference)) if !r.passed() => shrink(target, reference, r),
+                        _ => r,
+                    });
                     match result {
                         Ok(r) => results.lock().expect("no panics while held")[i] = Some(r),
                         Err(e) => {

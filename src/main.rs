@@ -5,14 +5,7 @@ use harness::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Worker {
-        lib,
-        hash,
-        memory,
-        stack,
-        cpu,
-    } = &cli.command
-    {
+    if let Command::Worker { lib, hash, memory, stack, cpu } = &cli.command {
         let schema_hash = u64::from_str_radix(hash, 16).unwrap_or(0);
         let code = harness::worker::main(harness::worker::WorkerArgs {
             lib,

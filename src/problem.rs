@@ -104,7 +104,7 @@ struct RawMutant {
 }
 
 /// An interviewer's follow-up question with a short model answer.
-#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Followup {
     pub question: String,
@@ -151,11 +151,7 @@ impl Signature {
 
     /// The schema both sides of the handshake hash.
     pub fn schema(&self) -> Schema {
-        let params = |ps: &[(String, Ty)]| {
-            ps.iter()
-                .map(|(n, t)| Param::new(n, t.to_string()))
-                .collect()
-        };
+        let params = |ps: &[(String, Ty)]| ps.iter().map(|(n, t)| Param::new(n, t.to_string())).collect();
         Schema {
             problem: self.problem.clone(),
             errors: self.errors.clone(),
@@ -163,38 +159,20 @@ impl Signature {
             ops: self
                 .ops
                 .iter()
-                .map(|(name, d)| OpSig {
-                    name: name.clone(),
-                    params: params(&d.params),
-                    ret: d.ret.to_string(),
-                })
+                .map(|(name, d)| OpSig { name: name.clone(), params: params(&d.params), ret: d.ret.to_string() })
                 .collect(),
         }
     }
 
     #[cfg(test)]
-    pub fn parse_for_tests(
-        ctor: &[(&str, &str)],
-        ops: &[(&str, &str, &str)],
-        errors: &[&str],
-    ) -> Self {
+    pub fn parse_for_tests(ctor: &[(&str, &str)], ops: &[(&str, &str, &str)], errors: &[&str]) -> Self {
         Signature {
             problem: "test".into(),
-            ctor: ctor
-                .iter()
-                .map(|(n, t)| (n.to_string(), t.parse().unwrap()))
-                .collect(),
+            ctor: ctor.iter().map(|(n, t)| (n.to_string(), t.parse().unwrap())).collect(),
             ops: ops
                 .iter()
                 .map(|(n, a, r)| {
-                    (
-                        n.to_string(),
-                        OpDef {
-                            gate: 1,
-                            params: parse_params(a).unwrap(),
-                            ret: r.parse().unwrap(),
-                        },
-                    )
+                    (n.to_string(), OpDef { gate: 1, params: parse_params(a).unwrap(), ret: r.parse().unwrap() })
                 })
                 .collect(),
             errors: errors.iter().map(|e| e.to_string()).collect(),
@@ -224,9 +202,8 @@ fn parse_params(text: &str) -> std::result::Result<Vec<(String, Ty)>, String> {
         if piece.trim().is_empty() {
             continue;
         }
-        let (name, ty) = piece
-            .split_once(':')
-            .ok_or_else(|| format!("expected `name: type`, found `{}`", piece.trim()))?;
+        let (name, ty) =
+            piece.split_once(':').ok_or_else(|| format!("expected `name: type`, found `{}`", piece.trim()))?;
         let name = name.trim();
         if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
             return Err(format!("`{name}` is not a parameter name"));
@@ -303,15 +280,10 @@ impl Problem {
             bail!(
                 "no problem `{id}` in {} (known: {})",
                 problems_dir.display(),
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
             );
         }
-        let text =
-            fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
         Ok(parse(id, &dir, &file, &text)?)
     }
 }
@@ -319,8 +291,7 @@ impl Problem {
 /// The ids of every problem directory (those holding a `problem.toml`).
 pub fn list_ids(problems_dir: &Path) -> Result<Vec<String>> {
     let mut ids = Vec::new();
-    let entries = fs::read_dir(problems_dir)
-        .with_context(|| format!("cannot read {}", problems_dir.display()))?;
+    let entries = fs::read_dir(problems_dir).with_context(|| format!("cannot read {}", problems_dir.display()))?;
     for entry in entries.flatten() {
         if entry.path().join("problem.toml").is_file() {
             ids.push(entry.file_name().to_string_lossy().into_owned());
@@ -331,12 +302,7 @@ pub fn list_ids(problems_dir: &Path) -> Result<Vec<String>> {
 }
 
 /// Parses a problem file's text. `file` is used in error messages only.
-pub fn parse(
-    id: &str,
-    dir: &Path,
-    file: &Path,
-    text: &str,
-) -> std::result::Result<Problem, Located> {
+pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Result<Problem, Located> {
     let at = |span: Range<usize>, msg: String| Located::at(file, text, span.start, msg);
     let raw: RawProblem = toml::from_str(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
@@ -353,9 +319,7 @@ pub fn parse(
     }
 
     let ctor = match &raw.constructor {
-        Some(c) => {
-            parse_params(c.get_ref()).map_err(|e| at(c.span(), format!("constructor: {e}")))?
-        }
+        Some(c) => parse_params(c.get_ref()).map_err(|e| at(c.span(), format!("constructor: {e}")))?,
         None => Vec::new(),
     };
     let gate_count = raw.gates.len();
@@ -369,49 +333,25 @@ pub fn parse(
         if name == "new" {
             return Err(at(
                 span,
-                "`new` is the constructor: declare its parameters with `constructor = \"...\"`"
-                    .into(),
+                "`new` is the constructor: declare its parameters with `constructor = \"...\"`".into(),
             ));
         }
         if op.gate == 0 || op.gate > gate_count {
-            return Err(at(
-                span,
-                format!(
-                    "op `{name}`: gate {} does not exist (there are {gate_count})",
-                    op.gate
-                ),
-            ));
+            return Err(at(span, format!("op `{name}`: gate {} does not exist (there are {gate_count})", op.gate)));
         }
         let params = match &op.args {
-            Some(args) => parse_params(args.get_ref())
-                .map_err(|e| at(args.span(), format!("op `{name}`: {e}")))?,
+            Some(args) => parse_params(args.get_ref()).map_err(|e| at(args.span(), format!("op `{name}`: {e}")))?,
             None => Vec::new(),
         };
-        let ret = op
-            .returns
-            .get_ref()
-            .parse::<Ty>()
-            .map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
-        ops.insert(
-            name.clone(),
-            OpDef {
-                gate: op.gate,
-                params,
-                ret,
-            },
-        );
+        let ret = op.returns.get_ref().parse::<Ty>().map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
+        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret });
     }
-    let signature = Signature {
-        problem: id.to_string(),
-        ctor,
-        ops,
-        errors: raw.errors.clone(),
-    };
+    let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
 
     let mut domains = BTreeMap::new();
     for (name, value) in &raw.generate.params {
-        let domain = Domain::from_toml(value.get_ref())
-            .map_err(|e| at(value.span(), format!("generate.params.{name}: {e}")))?;
+        let domain =
+            Domain::from_toml(value.get_ref()).map_err(|e| at(value.span(), format!("generate.params.{name}: {e}")))?;
         domains.insert(name.clone(), domain);
     }
 
@@ -423,12 +363,7 @@ pub fn parse(
         let mut cases = Vec::new();
         for case in &g.cases {
             let steps = script::parse(case.run.get_ref(), &signature).map_err(|e| {
-                Located::at(
-                    file,
-                    text,
-                    script_offset(text, case.run.span(), e.line, e.column),
-                    e.message,
-                )
+                Located::at(file, text, script_offset(text, case.run.span(), e.line, e.column), e.message)
             })?;
             for step in &steps {
                 let op_gate = signature.ops.get(&step.call.op).map_or(1, |d| d.gate);
@@ -443,22 +378,13 @@ pub fn parse(
                     ));
                 }
             }
-            if cases
-                .iter()
-                .any(|c: &FixedCase| &c.name == case.name.get_ref())
-            {
+            if cases.iter().any(|c: &FixedCase| &c.name == case.name.get_ref()) {
                 return Err(at(
                     case.name.span(),
-                    format!(
-                        "gate {number} has two cases named `{}`",
-                        case.name.get_ref()
-                    ),
+                    format!("gate {number} has two cases named `{}`", case.name.get_ref()),
                 ));
             }
-            cases.push(FixedCase {
-                name: case.name.get_ref().clone(),
-                steps,
-            });
+            cases.push(FixedCase { name: case.name.get_ref().clone(), steps });
         }
         let generate = match &g.generate {
             None => None,
@@ -469,71 +395,54 @@ pub fn parse(
                 if lo == 0 || lo > hi {
                     return Err(at(
                         span,
-                        format!(
-                            "gate {number}: generate.length must be [min, max] with 1 <= min <= max"
-                        ),
+                        format!("gate {number}: generate.length must be [min, max] with 1 <= min <= max"),
                     ));
                 }
                 let mut weights = Vec::new();
                 for (op, w) in &spec.weights {
                     let def = signature.ops.get(op).ok_or_else(|| {
-                        at(
-                            w.span(),
-                            format!(
-                                "weights: unknown operation `{op}` (known: {})",
-                                signature.op_names()
-                            ),
-                        )
+                        at(w.span(), format!("weights: unknown operation `{op}` (known: {})", signature.op_names()))
                     })?;
                     if def.gate > number {
                         return Err(at(
                             w.span(),
-                            format!(
-                                "weights: `{op}` belongs to gate {}, not unlocked at gate {number}",
-                                def.gate
-                            ),
+                            format!("weights: `{op}` belongs to gate {}, not unlocked at gate {number}", def.gate),
                         ));
                     }
                     for (param, ty) in &def.params {
-                        let domain = domain_for(&domains, op, param)
-                            .ok_or_else(|| at(w.span(), format!("weights: `{op}` needs a domain for `{param}`: add generate.params.{param}")))?;
-                        domain.check(ty).map_err(|e| {
-                            at(w.span(), format!("generate.params for `{op}.{param}`: {e}"))
+                        let domain = domain_for(&domains, op, param).ok_or_else(|| {
+                            at(
+                                w.span(),
+                                format!("weights: `{op}` needs a domain for `{param}`: add generate.params.{param}"),
+                            )
                         })?;
+                        domain
+                            .check(ty)
+                            .map_err(|e| at(w.span(), format!("generate.params for `{op}.{param}`: {e}")))?;
                     }
                     if *w.get_ref() > 0 {
                         weights.push((op.clone(), *w.get_ref()));
                     }
                 }
                 if weights.is_empty() {
-                    return Err(at(
-                        span,
-                        format!("gate {number}: generate.weights gives no operation a weight"),
-                    ));
+                    return Err(at(span, format!("gate {number}: generate.weights gives no operation a weight")));
                 }
                 for (param, ty) in &signature.ctor {
-                    let domain = domain_for(&domains, "new", param)
-                        .ok_or_else(|| at(span.clone(), format!("the constructor's `{param}` needs a domain: add generate.params.{param}")))?;
-                    domain.check(ty).map_err(|e| {
+                    let domain = domain_for(&domains, "new", param).ok_or_else(|| {
                         at(
                             span.clone(),
-                            format!("generate.params for `new.{param}`: {e}"),
+                            format!("the constructor's `{param}` needs a domain: add generate.params.{param}"),
                         )
                     })?;
+                    domain
+                        .check(ty)
+                        .map_err(|e| at(span.clone(), format!("generate.params for `new.{param}`: {e}")))?;
                 }
-                Some(GenSpec {
-                    cases: spec.cases,
-                    length: (lo, hi),
-                    seed: spec.seed,
-                    weights,
-                })
+                Some(GenSpec { cases: spec.cases, length: (lo, hi), seed: spec.seed, weights })
             }
         };
         if cases.is_empty() && generate.is_none() {
-            return Err(at(
-                gate_span,
-                format!("gate {number} has no cases: add [[gate.case]] or [gate.generate]"),
-            ));
+            return Err(at(gate_span, format!("gate {number} has no cases: add [[gate.case]] or [gate.generate]")));
         }
         gates.push(Gate {
             number,
@@ -552,21 +461,12 @@ pub fn parse(
         let span = m.span();
         let m = m.get_ref();
         if m.gate == 0 || m.gate > gate_count {
-            return Err(at(
-                span,
-                format!("mutant `{}`: gate {} does not exist", m.name, m.gate),
-            ));
+            return Err(at(span, format!("mutant `{}`: gate {} does not exist", m.name, m.gate)));
         }
         if let Some(case) = &m.caught_by
             && !gates[m.gate - 1].cases.iter().any(|c| &c.name == case)
         {
-            return Err(at(
-                span,
-                format!(
-                    "mutant `{}`: gate {} has no case named `{case}`",
-                    m.name, m.gate
-                ),
-            ));
+            return Err(at(span, format!("mutant `{}`: gate {} has no case named `{case}`", m.name, m.gate)));
         }
         mutants.push(Mutant {
             name: m.name.clone(),
@@ -590,14 +490,8 @@ pub fn parse(
 }
 
 /// The domain for `op`'s parameter: `"op.param"` wins over `"param"`.
-pub fn domain_for<'a>(
-    domains: &'a BTreeMap<String, Domain>,
-    op: &str,
-    param: &str,
-) -> Option<&'a Domain> {
-    domains
-        .get(&format!("{op}.{param}"))
-        .or_else(|| domains.get(param))
+pub fn domain_for<'a>(domains: &'a BTreeMap<String, Domain>, op: &str, param: &str) -> Option<&'a Domain> {
+    domains.get(&format!("{op}.{param}")).or_else(|| domains.get(param))
 }
 
 /// Byte offset in the file of column `column` of line `line` of a script
@@ -673,12 +567,7 @@ take() -> err(empty)
 "#;
 
     fn load(text: &str) -> std::result::Result<Problem, Located> {
-        parse(
-            "counter",
-            Path::new("problems/counter"),
-            Path::new("problem.toml"),
-            text,
-        )
+        parse("counter", Path::new("problems/counter"), Path::new("problem.toml"), text)
     }
 
     #[test]

@@ -16,22 +16,10 @@ pub const CHECK_FORMAT_VERSION: u32 = 1;
 /// The two transcripts of a failing case, up to the failing operation:
 /// expected and actual, one `op(args) -> result` line per operation.
 pub fn transcripts(result: &CaseResult) -> (Vec<String>, Vec<String>) {
-    let last = result
-        .failed_at
-        .unwrap_or(result.steps.len().saturating_sub(1));
-    let expected: Vec<String> = result
-        .steps
-        .iter()
-        .take(last + 1)
-        .map(|s| s.to_string())
-        .collect();
-    let mut actual: Vec<String> = result
-        .steps
-        .iter()
-        .zip(&result.actual)
-        .take(last + 1)
-        .map(|(s, v)| format!("{} -> {v}", s.call))
-        .collect();
+    let last = result.failed_at.unwrap_or(result.steps.len().saturating_sub(1));
+    let expected: Vec<String> = result.steps.iter().take(last + 1).map(|s| s.to_string()).collect();
+    let mut actual: Vec<String> =
+        result.steps.iter().zip(&result.actual).take(last + 1).map(|(s, v)| format!("{} -> {v}", s.call)).collect();
     if actual.len() <= last
         && let Some(step) = result.steps.get(last)
     {
@@ -72,11 +60,7 @@ struct Paint {
 
 impl Paint {
     fn c(&self, code: &str, s: &str) -> String {
-        if self.on {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
+        if self.on { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
     }
 }
 
@@ -93,12 +77,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", p.c("1", &problem.id), problem.title);
     if !eval.build.ok {
-        let _ = writeln!(
-            out,
-            "build: {} ({:.2} s)\n",
-            p.c("1;31", "FAILED"),
-            eval.build.duration.as_secs_f64()
-        );
+        let _ = writeln!(out, "build: {} ({:.2} s)\n", p.c("1;31", "FAILED"), eval.build.duration.as_secs_f64());
         if let Some(f) = &eval.build.failure {
             let _ = writeln!(out, "{f}");
         }
@@ -109,41 +88,20 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
                 out.push_str(&strip_ansi(&d.rendered));
             }
         }
-        let _ = writeln!(
-            out,
-            "\nresult: compile_error — 0/{} gates passed",
-            problem.gates.len()
-        );
+        let _ = writeln!(out, "\nresult: compile_error — 0/{} gates passed", problem.gates.len());
         return out;
     }
-    let warnings = eval
-        .build
-        .diagnostics
-        .iter()
-        .filter(|d| d.level == "warning")
-        .count();
+    let warnings = eval.build.diagnostics.iter().filter(|d| d.level == "warning").count();
     let _ = writeln!(
         out,
         "build: ok ({:.2} s{}) · judged in {:.2} s",
         eval.build.duration.as_secs_f64(),
-        if warnings > 0 {
-            format!(", {warnings} warning(s)")
-        } else {
-            String::new()
-        },
+        if warnings > 0 { format!(", {warnings} warning(s)") } else { String::new() },
         eval.run_time.as_secs_f64()
     );
     for g in &eval.gates {
-        let status = if g.all_passed() {
-            p.c("1;32", "passed")
-        } else {
-            p.c("1;31", "FAILED")
-        };
-        let _ = writeln!(
-            out,
-            "\ngate {}  {:<36} {status}  {}/{}",
-            g.gate, g.title, g.passed, g.total
-        );
+        let status = if g.all_passed() { p.c("1;32", "passed") } else { p.c("1;31", "FAILED") };
+        let _ = writeln!(out, "\ngate {}  {:<36} {status}  {}/{}", g.gate, g.title, g.passed, g.total);
         for (case, r) in &g.failures {
             let _ = writeln!(
                 out,
@@ -155,12 +113,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
             );
             let _ = writeln!(out, "      {}", r.message);
             if let Some(n) = r.shrunk_from {
-                let _ = writeln!(
-                    out,
-                    "      (shrunk from {} to {} operations)",
-                    n - 1,
-                    r.steps.len() - 1
-                );
+                let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
             }
             for (sign, line) in transcript_diff(r) {
                 let line = format!("{sign} {line}");
@@ -178,11 +131,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
                 }
                 let more = r.output.lines().count().saturating_sub(12);
                 if more > 0 || r.output_dropped > 0 {
-                    let _ = writeln!(
-                        out,
-                        "      │ … ({more} more lines, {} bytes dropped)",
-                        r.output_dropped
-                    );
+                    let _ = writeln!(out, "      │ … ({more} more lines, {} bytes dropped)", r.output_dropped);
                 }
             }
         }

@@ -124,8 +124,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]]) -> Result<Run> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("cannot start a worker ({})", exe.display()))?;
-    let pgid =
-        rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
+    let pgid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
 
     let mut stdout = child.stdout.take().expect("piped");
     let frames = std::thread::Builder::new()
@@ -163,9 +162,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]]) -> Result<Run> {
         let _ = stdin.write_all(&request);
     }
 
-    let status = child
-        .wait_timeout(limit)
-        .context("cannot wait for a worker")?;
+    let status = child.wait_timeout(limit).context("cannot wait for a worker")?;
     let timed_out = status.is_none();
     let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     let status = match status {
@@ -187,13 +184,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]]) -> Result<Run> {
             (None, None) => End::Exited(-1),
         },
     };
-    Ok(Run {
-        cases: cases_out,
-        end,
-        output: String::from_utf8_lossy(&kept).into_owned(),
-        output_dropped,
-        elapsed,
-    })
+    Ok(Run { cases: cases_out, end, output: String::from_utf8_lossy(&kept).into_owned(), output_dropped, elapsed })
 }
 
 /// Splits the frame stream. Returns the outcomes per case, whether the
@@ -223,11 +214,7 @@ fn parse_frames(mut data: &[u8]) -> (Vec<Vec<Outcome>>, bool, Option<End>) {
                 return (Vec::new(), false, Some(End::Mismatch { abi, hash, schema }));
             }
             frame::LOAD_ERROR => {
-                return (
-                    Vec::new(),
-                    false,
-                    Some(End::LoadError(String::from_utf8_lossy(body).into_owned())),
-                );
+                return (Vec::new(), false, Some(End::LoadError(String::from_utf8_lossy(body).into_owned())));
             }
             _ => {}
         }

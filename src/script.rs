@@ -63,63 +63,35 @@ pub fn parse(text: &str, sig: &Signature) -> Result<Vec<Step>, ScriptError> {
             continue;
         }
         let indent = line.len() - body.len();
-        let err = |column: usize, message: String| ScriptError {
-            line: n,
-            column: indent + column,
-            message,
-        };
+        let err = |column: usize, message: String| ScriptError { line: n, column: indent + column, message };
         let step = parse_line(body, sig).map_err(|(col, msg)| err(col, msg))?;
         if steps.is_empty() && step.call.op != "new" {
             if !sig.ctor.is_empty() {
-                return Err(err(
-                    0,
-                    format!(
-                        "the first line must construct the instance: `{}`",
-                        sig.ctor_template()
-                    ),
-                ));
+                return Err(err(0, format!("the first line must construct the instance: `{}`", sig.ctor_template())));
             }
-            steps.push(Step {
-                call: Call {
-                    op: "new".into(),
-                    args: vec![],
-                },
-                expect: Value::Unit,
-            });
+            steps.push(Step { call: Call { op: "new".into(), args: vec![] }, expect: Value::Unit });
         } else if !steps.is_empty() && step.call.op == "new" {
             return Err(err(0, "`new` may only be the first line of a case".into()));
         }
         steps.push(step);
     }
     if steps.is_empty() {
-        return Err(ScriptError {
-            line: 0,
-            column: 0,
-            message: "the case has no operations".into(),
-        });
+        return Err(ScriptError { line: 0, column: 0, message: "the case has no operations".into() });
     }
     Ok(steps)
 }
 
 fn parse_line(line: &str, sig: &Signature) -> Result<Step, (usize, String)> {
     let at = |rest: &str| line.len() - rest.len();
-    let name_end = line
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(line.len());
+    let name_end = line.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(line.len());
     let op = &line[..name_end];
     if op.is_empty() {
         return Err((0, "expected an operation name".into()));
     }
-    let (params, ret) = sig.lookup(op).ok_or_else(|| {
-        (
-            0,
-            format!("unknown operation `{op}` (known: {})", sig.op_names()),
-        )
-    })?;
+    let (params, ret) =
+        sig.lookup(op).ok_or_else(|| (0, format!("unknown operation `{op}` (known: {})", sig.op_names())))?;
     let mut rest = line[name_end..].trim_start();
-    rest = rest
-        .strip_prefix('(')
-        .ok_or_else(|| (at(rest), format!("expected `(` after `{op}`")))?;
+    rest = rest.strip_prefix('(').ok_or_else(|| (at(rest), format!("expected `(` after `{op}`")))?;
     let mut args = Vec::new();
     loop {
         rest = rest.trim_start();
@@ -133,9 +105,7 @@ fn parse_line(line: &str, sig: &Signature) -> Result<Step, (usize, String)> {
         let Some((pname, pty)) = params.get(index) else {
             return Err((start, format!("`{op}` takes {} argument(s)", params.len())));
         };
-        let v = pty
-            .check(v, &sig.errors, false)
-            .map_err(|e| (start, format!("argument `{pname}`: {e}")))?;
+        let v = pty.check(v, &sig.errors, false).map_err(|e| (start, format!("argument `{pname}`: {e}")))?;
         args.push(v);
         rest = r.trim_start();
         if let Some(r) = rest.strip_prefix(',') {
@@ -146,43 +116,23 @@ fn parse_line(line: &str, sig: &Signature) -> Result<Step, (usize, String)> {
     }
     if args.len() != params.len() {
         let names: Vec<String> = params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-        return Err((
-            0,
-            format!(
-                "`{op}` takes ({}), given {} argument(s)",
-                names.join(", "),
-                args.len()
-            ),
-        ));
+        return Err((0, format!("`{op}` takes ({}), given {} argument(s)", names.join(", "), args.len())));
     }
     rest = rest.trim_start();
     let expect = if rest.is_empty() {
-        ret.check(Value::Unit, &sig.errors, true).map_err(|_| {
-            (
-                line.len(),
-                format!("`{op}` returns {ret}: write `-> <expected result>`"),
-            )
-        })?
+        ret.check(Value::Unit, &sig.errors, true)
+            .map_err(|_| (line.len(), format!("`{op}` returns {ret}: write `-> <expected result>`")))?
     } else {
-        let r = rest
-            .strip_prefix("->")
-            .ok_or_else(|| (at(rest), "expected `->` and the expected result".into()))?;
+        let r = rest.strip_prefix("->").ok_or_else(|| (at(rest), "expected `->` and the expected result".into()))?;
         let start = at(r.trim_start());
         let (v, tail) = parse_literal(r).map_err(|e| (start, e))?;
         let tail = tail.trim_start();
         if !tail.is_empty() && !tail.starts_with('#') {
             return Err((at(tail), format!("unexpected `{tail}` after the result")));
         }
-        ret.check(v, &sig.errors, true)
-            .map_err(|e| (start, format!("result: {e}")))?
+        ret.check(v, &sig.errors, true).map_err(|e| (start, format!("result: {e}")))?
     };
-    Ok(Step {
-        call: Call {
-            op: op.to_string(),
-            args,
-        },
-        expect,
-    })
+    Ok(Step { call: Call { op: op.to_string(), args }, expect })
 }
 
 #[cfg(test)]
@@ -205,17 +155,13 @@ mod tests {
 
     #[test]
     fn parses_a_script_and_adds_the_constructor() {
-        let steps = parse("# comment\nput(\"a\", 1) -> 1\n\n  get(\"a\") -> 1\ncommit(3) -> err(conflict)\nabort(1)\n", &sig()).unwrap();
+        let steps =
+            parse("# comment\nput(\"a\", 1) -> 1\n\n  get(\"a\") -> 1\ncommit(3) -> err(conflict)\nabort(1)\n", &sig())
+                .unwrap();
         let text: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
         assert_eq!(
             text,
-            [
-                "new() -> ()",
-                "put(\"a\", 1) -> 1",
-                "get(\"a\") -> 1",
-                "commit(3) -> err(conflict)",
-                "abort(1) -> ()"
-            ]
+            ["new() -> ()", "put(\"a\", 1) -> 1", "get(\"a\") -> 1", "commit(3) -> err(conflict)", "abort(1) -> ()"]
         );
     }
 
@@ -231,10 +177,6 @@ mod tests {
         let e = parse("commit(1) -> err(nope)", &sig()).unwrap_err();
         assert!(e.message.contains("unknown error kind"), "{}", e.message);
         let e = parse("put(\"a\") -> 1", &sig()).unwrap_err();
-        assert!(
-            e.message.contains("takes (key: str, value: i64)"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("takes (key: str, value: i64)"), "{}", e.message);
     }
 }

@@ -83,9 +83,7 @@ impl std::str::FromStr for Ty {
     fn from_str(s: &str) -> Result<Ty, String> {
         let s = s.trim();
         let generic = |name: &str| {
-            s.strip_prefix(name)
-                .and_then(|r| r.trim_start().strip_prefix('<'))
-                .and_then(|r| r.strip_suffix('>'))
+            s.strip_prefix(name).and_then(|r| r.trim_start().strip_prefix('<')).and_then(|r| r.strip_suffix('>'))
         };
         Ok(match s {
             "unit" | "()" => Ty::Unit,
@@ -106,12 +104,7 @@ impl std::str::FromStr for Ty {
                 } else if let Some(inner) = generic("result") {
                     Ty::Result(Box::new(inner.parse()?))
                 } else if let Some(inner) = generic("tuple") {
-                    Ty::Tuple(
-                        split_top_level(inner)
-                            .iter()
-                            .map(|p| p.parse())
-                            .collect::<Result<_, _>>()?,
-                    )
+                    Ty::Tuple(split_top_level(inner).iter().map(|p| p.parse()).collect::<Result<_, _>>()?)
                 } else {
                     return Err(format!(
                         "unknown type `{s}` (known: unit, bool, i32, i64, u8, u32, u64, usize, f64, \
@@ -151,10 +144,7 @@ impl Ty {
                 if errors.contains(&kind) {
                     Ok(Value::Err(kind))
                 } else {
-                    Err(format!(
-                        "unknown error kind `{kind}` (known: {})",
-                        errors.join(", ")
-                    ))
+                    Err(format!("unknown error kind `{kind}` (known: {})", errors.join(", ")))
                 }
             }
             (Ty::Result(t), v) => t.check(v, errors, expectation),
@@ -173,17 +163,11 @@ impl Ty {
             (Ty::Float, Value::Float(x)) => Ok(Value::Float(x)),
             (Ty::Float, Value::Int(i)) => Ok(Value::Float(i as f64)),
             (Ty::Str, Value::Str(s)) => Ok(Value::Str(s)),
-            (Ty::List(t), Value::List(items)) => Ok(Value::List(
-                items
-                    .into_iter()
-                    .map(|v| t.check(v, errors, expectation))
-                    .collect::<Result<_, _>>()?,
-            )),
+            (Ty::List(t), Value::List(items)) => {
+                Ok(Value::List(items.into_iter().map(|v| t.check(v, errors, expectation)).collect::<Result<_, _>>()?))
+            }
             (Ty::Tuple(ts), Value::List(items)) if ts.len() == items.len() => Ok(Value::List(
-                ts.iter()
-                    .zip(items)
-                    .map(|(t, v)| t.check(v, errors, expectation))
-                    .collect::<Result<_, _>>()?,
+                ts.iter().zip(items).map(|(t, v)| t.check(v, errors, expectation)).collect::<Result<_, _>>()?,
             )),
             (t, v) => Err(format!("expected {t}, found `{v}`")),
         }
@@ -192,12 +176,10 @@ impl Ty {
     /// Reads a `replay` argument or result from JSON.
     pub fn from_json(&self, j: &Json, errors: &[String]) -> Result<Value, String> {
         let v = match (self, j) {
-            (Ty::Result(_), Json::Object(m)) if m.len() == 1 && m.contains_key("err") => {
-                match &m["err"] {
-                    Json::String(k) => Value::Err(k.clone()),
-                    other => return Err(format!("`err` must name an error kind, found {other}")),
-                }
-            }
+            (Ty::Result(_), Json::Object(m)) if m.len() == 1 && m.contains_key("err") => match &m["err"] {
+                Json::String(k) => Value::Err(k.clone()),
+                other => return Err(format!("`err` must name an error kind, found {other}")),
+            },
             (Ty::Result(t), j) => return t.from_json(j, errors),
             (Ty::Option(_), Json::Null) => Value::Nil,
             (Ty::Option(t), j) => return t.from_json(j, errors),
@@ -210,18 +192,12 @@ impl Ty {
             },
             (Ty::Float, Json::Number(n)) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
             (Ty::Str, Json::String(s)) => Value::Str(s.clone()),
-            (Ty::List(t), Json::Array(items)) => Value::List(
-                items
-                    .iter()
-                    .map(|j| t.from_json(j, errors))
-                    .collect::<Result<_, _>>()?,
-            ),
-            (Ty::Tuple(ts), Json::Array(items)) if ts.len() == items.len() => Value::List(
-                ts.iter()
-                    .zip(items)
-                    .map(|(t, j)| t.from_json(j, errors))
-                    .collect::<Result<_, _>>()?,
-            ),
+            (Ty::List(t), Json::Array(items)) => {
+                Value::List(items.iter().map(|j| t.from_json(j, errors)).collect::<Result<_, _>>()?)
+            }
+            (Ty::Tuple(ts), Json::Array(items)) if ts.len() == items.len() => {
+                Value::List(ts.iter().zip(items).map(|(t, j)| t.from_json(j, errors)).collect::<Result<_, _>>()?)
+            }
             (t, j) => return Err(format!("expected {t}, found {j}")),
         };
         self.check(v, errors, false)
@@ -244,9 +220,7 @@ pub fn to_json(v: &Value) -> Json {
                 Json::String(i.to_string())
             }
         }
-        Value::Float(x) => serde_json::Number::from_f64(*x)
-            .map(Json::Number)
-            .unwrap_or(Json::Null),
+        Value::Float(x) => serde_json::Number::from_f64(*x).map(Json::Number).unwrap_or(Json::Null),
         Value::Str(s) => Json::String(s.clone()),
         Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Err(kind) => serde_json::json!({ "err": kind }),
@@ -260,9 +234,7 @@ pub fn to_json(v: &Value) -> Json {
 pub fn parse_literal(s: &str) -> Result<(Value, &str), String> {
     let s = s.trim_start();
     let mut chars = s.chars();
-    let first = chars
-        .next()
-        .ok_or("expected a value, found the end of the line")?;
+    let first = chars.next().ok_or("expected a value, found the end of the line")?;
     match first {
         '"' => parse_string(s),
         '[' => {
@@ -271,21 +243,12 @@ pub fn parse_literal(s: &str) -> Result<(Value, &str), String> {
         }
         '(' => {
             let (items, rest) = parse_seq(&s[1..], ')')?;
-            Ok((
-                if items.is_empty() {
-                    Value::Unit
-                } else {
-                    Value::List(items)
-                },
-                rest,
-            ))
+            Ok((if items.is_empty() { Value::Unit } else { Value::List(items) }, rest))
         }
         '_' if !s[1..].starts_with(|c: char| c.is_alphanumeric()) => Ok((Value::Any, &s[1..])),
         c if c == '-' || c.is_ascii_digit() => {
             let end = s[1..]
-                .find(|c: char| {
-                    !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-' || c == '+')
-                })
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-' || c == '+'))
                 .map_or(s.len(), |i| i + 1);
             let text: String = s[..end].chars().filter(|&c| c != '_').collect();
             if let Ok(i) = text.parse::<i128>() {
@@ -297,9 +260,7 @@ pub fn parse_literal(s: &str) -> Result<(Value, &str), String> {
             }
         }
         c if c.is_alphabetic() => {
-            let end = s
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(s.len());
+            let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
             let word = &s[..end];
             let rest = &s[end..];
             match word {
@@ -307,10 +268,7 @@ pub fn parse_literal(s: &str) -> Result<(Value, &str), String> {
                 "false" => Ok((Value::Bool(false), rest)),
                 "None" | "none" | "null" => Ok((Value::Nil, rest)),
                 "err" => {
-                    let rest = rest
-                        .trim_start()
-                        .strip_prefix('(')
-                        .ok_or("expected `(` after `err`")?;
+                    let rest = rest.trim_start().strip_prefix('(').ok_or("expected `(` after `err`")?;
                     let close = rest.find(')').ok_or("expected `)` to close `err(`")?;
                     let kind = rest[..close].trim();
                     if kind.is_empty() {
@@ -318,9 +276,7 @@ pub fn parse_literal(s: &str) -> Result<(Value, &str), String> {
                     }
                     Ok((Value::Err(kind.to_string()), &rest[close + 1..]))
                 }
-                _ => Err(format!(
-                    "unexpected `{word}`: strings are written in double quotes"
-                )),
+                _ => Err(format!("unexpected `{word}`: strings are written in double quotes")),
             }
         }
         c => Err(format!("unexpected `{c}`")),
@@ -379,13 +335,7 @@ mod tests {
 
     #[test]
     fn types_round_trip_through_text() {
-        for t in [
-            "i64",
-            "option<i64>",
-            "list<str>",
-            "result<option<i64>>",
-            "tuple<str, list<u64>>",
-        ] {
+        for t in ["i64", "option<i64>", "list<str>", "result<option<i64>>", "tuple<str, list<u64>>"] {
             assert_eq!(t.parse::<Ty>().unwrap().to_string(), t);
         }
         assert!("map<str>".parse::<Ty>().is_err());
@@ -401,10 +351,7 @@ mod tests {
         assert_eq!(lit("()"), Value::Unit);
         assert_eq!(lit("err(conflict)"), Value::Err("conflict".into()));
         assert_eq!(lit("_"), Value::Any);
-        assert_eq!(
-            lit(r#"["a", [1, 2], ()]"#).to_string(),
-            r#"["a", [1, 2], ()]"#
-        );
+        assert_eq!(lit(r#"["a", [1, 2], ()]"#).to_string(), r#"["a", [1, 2], ()]"#);
         assert!(parse_literal("abc").unwrap_err().contains("double quotes"));
         assert!(parse_literal("\"open").is_err());
         assert!(parse_literal("[1 2]").is_err());
@@ -418,34 +365,18 @@ mod tests {
         assert_eq!(t.check(Value::Int(3), &errors, false), Ok(Value::Int(3)));
         assert!(t.check(Value::Err("nope".into()), &errors, false).is_err());
         assert!(t.check(Value::Str("x".into()), &errors, false).is_err());
-        assert!(
-            "u64"
-                .parse::<Ty>()
-                .unwrap()
-                .check(Value::Int(-1), &errors, false)
-                .is_err()
-        );
-        assert!(
-            "u64"
-                .parse::<Ty>()
-                .unwrap()
-                .check(Value::Any, &errors, false)
-                .is_err()
-        );
+        assert!("u64".parse::<Ty>().unwrap().check(Value::Int(-1), &errors, false).is_err());
+        assert!("u64".parse::<Ty>().unwrap().check(Value::Any, &errors, false).is_err());
     }
 
     #[test]
     fn json_both_ways() {
         let errors = vec!["conflict".to_string()];
         let t: Ty = "result<u64>".parse().unwrap();
-        let v = t
-            .from_json(&serde_json::json!({"err": "conflict"}), &errors)
-            .unwrap();
+        let v = t.from_json(&serde_json::json!({"err": "conflict"}), &errors).unwrap();
         assert_eq!(to_json(&v), serde_json::json!({"err": "conflict"}));
         let t: Ty = "list<option<str>>".parse().unwrap();
-        let v = t
-            .from_json(&serde_json::json!(["a", null]), &errors)
-            .unwrap();
+        let v = t.from_json(&serde_json::json!(["a", null]), &errors).unwrap();
         assert_eq!(to_json(&v), serde_json::json!(["a", null]));
     }
 }

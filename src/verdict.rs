@@ -42,10 +42,7 @@ impl Verdict {
     /// Whether shrinking a failing case with this verdict is worth it: a
     /// timeout costs the full limit per attempt.
     pub fn shrinkable(self) -> bool {
-        !matches!(
-            self,
-            Verdict::Pass | Verdict::Timeout | Verdict::MemoryLimit | Verdict::CompileError
-        )
+        !matches!(self, Verdict::Pass | Verdict::Timeout | Verdict::MemoryLimit | Verdict::CompileError)
     }
 }
 

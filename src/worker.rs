@@ -67,10 +67,7 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
 
 fn set_limits(args: &WorkerArgs<'_>) {
     use rustix::process::{Resource, Rlimit, setrlimit};
-    let limit = |n: u64| Rlimit {
-        current: Some(n),
-        maximum: Some(n),
-    };
+    let limit = |n: u64| Rlimit { current: Some(n), maximum: Some(n) };
     // Failures are ignored: a limit we cannot set is a weaker sandbox, not a
     // reason to refuse to judge.
     let _ = setrlimit(Resource::Core, limit(0));
@@ -91,11 +88,7 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
     let lib = match unsafe { Library::open(Some(lib_path), RTLD_NOW | RTLD_LOCAL) } {
         Ok(lib) => lib,
         Err(e) => {
-            return send(
-                proto,
-                frame::LOAD_ERROR,
-                format!("cannot load {}: {e}", lib_path.display()).as_bytes(),
-            );
+            return send(proto, frame::LOAD_ERROR, format!("cannot load {}: {e}", lib_path.display()).as_bytes());
         }
     };
     macro_rules! symbol {
@@ -149,11 +142,7 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
     send(proto, frame::HELLO, &[]);
 
     let Ok(cases) = parse_request(request) else {
-        return send(
-            proto,
-            frame::LOAD_ERROR,
-            b"malformed request from the harness",
-        );
+        return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");
     };
     for calls in cases {
         // SAFETY: `harness_open` takes nothing and returns an opaque session.

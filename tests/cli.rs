@@ -11,19 +11,11 @@ fn root() -> PathBuf {
 }
 
 fn harness(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run harness")
+    Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(dir).args(args).output().expect("run harness")
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
 /// A scratch project with its own harness.toml whose contract and target
@@ -89,49 +81,18 @@ fn hostile_code_gets_named_verdicts_and_the_other_cases_still_run() {
     }
     assert_eq!(gate["cases_total"], 13);
     assert_eq!(gate["cases_passed"], 3);
-    let panic = gate["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["case"] == "panics")
-        .unwrap();
-    assert!(
-        panic["message"]
-            .as_str()
-            .unwrap()
-            .contains("deliberate panic"),
-        "{panic}"
-    );
+    let panic = gate["failures"].as_array().unwrap().iter().find(|f| f["case"] == "panics").unwrap();
+    assert!(panic["message"].as_str().unwrap().contains("deliberate panic"), "{panic}");
     assert_eq!(panic["op_index"], 2, "the op that panicked, counting new()");
-    assert_eq!(
-        panic["actual"],
-        serde_json::json!([null, 1]),
-        "results before the panic are kept"
-    );
+    assert_eq!(panic["actual"], serde_json::json!([null, 1]), "results before the panic are kept");
     // The process the candidate spawned died with its process group.
-    let orphans = Command::new("pgrep")
-        .args(["-f", "sleep 987"])
-        .output()
-        .unwrap();
-    assert!(
-        orphans.stdout.is_empty(),
-        "left behind: {}",
-        String::from_utf8_lossy(&orphans.stdout)
-    );
+    let orphans = Command::new("pgrep").args(["-f", "sleep 987"]).output().unwrap();
+    assert!(orphans.stdout.is_empty(), "left behind: {}", String::from_utf8_lossy(&orphans.stdout));
 }
 
 #[test]
 fn reference_passes_with_exit_0_and_the_json_has_the_documented_shape() {
-    let out = harness(
-        &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            "problems/versioned_kv/reference",
-            "--json",
-        ],
-    );
+    let out = harness(&root(), &["check", "versioned_kv", "--solution", "problems/versioned_kv/reference", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["format_version"], 1);
@@ -151,29 +112,13 @@ fn reference_passes_with_exit_0_and_the_json_has_the_documented_shape() {
 fn a_failing_solution_exits_1_with_a_diff_and_gate_limits_the_run() {
     let out = harness(
         &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            "problems/versioned_kv/mutants/delete_erases_history",
-            "--gate",
-            "2",
-        ],
+        &["check", "versioned_kv", "--solution", "problems/versioned_kv/mutants/delete_erases_history", "--gate", "2"],
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        s.contains("gate 1") && s.contains("gate 2") && !s.contains("gate 3"),
-        "{s}"
-    );
-    assert!(
-        s.contains("delete keeps history: earlier versions still see the old value — wrong_answer"),
-        "{s}"
-    );
-    assert!(
-        s.contains("- get_at(\"a\", 1) -> 10") && s.contains("+ get_at(\"a\", 1) -> None"),
-        "{s}"
-    );
+    assert!(s.contains("gate 1") && s.contains("gate 2") && !s.contains("gate 3"), "{s}");
+    assert!(s.contains("delete keeps history: earlier versions still see the old value — wrong_answer"), "{s}");
+    assert!(s.contains("- get_at(\"a\", 1) -> 10") && s.contains("+ get_at(\"a\", 1) -> None"), "{s}");
 }
 
 #[test]
@@ -191,12 +136,8 @@ fn generated_failures_are_shrunk_and_carry_their_seed() {
         ],
     );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let generated: Vec<&Value> = r["gates"][0]["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == "generated")
-        .collect();
+    let generated: Vec<&Value> =
+        r["gates"][0]["failures"].as_array().unwrap().iter().filter(|f| f["kind"] == "generated").collect();
     assert!(!generated.is_empty());
     for f in generated {
         assert!(f["seed"].as_str().unwrap().starts_with("0x"));
@@ -210,15 +151,7 @@ fn generated_failures_are_shrunk_and_carry_their_seed() {
 fn the_starter_fails_gate_1_cleanly() {
     let out = harness(
         &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            "problems/versioned_kv/starter",
-            "--json",
-            "--gate",
-            "1",
-        ],
+        &["check", "versioned_kv", "--solution", "problems/versioned_kv/starter", "--json", "--gate", "1"],
     );
     assert_eq!(out.status.code(), Some(1));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -238,37 +171,16 @@ fn harness_errors_exit_2() {
         text(&out)
     );
 
-    let out = harness(
-        &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--gate",
-            "9",
-            "--solution",
-            "problems/versioned_kv/reference",
-        ],
-    );
+    let out =
+        harness(&root(), &["check", "versioned_kv", "--gate", "9", "--solution", "problems/versioned_kv/reference"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("--gate 9"), "{}", text(&out));
 
-    let out = harness(
-        &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            "/nonexistent/solution",
-        ],
-    );
+    let out = harness(&root(), &["check", "versioned_kv", "--solution", "/nonexistent/solution"]);
     assert_eq!(out.status.code(), Some(2));
 
     let out = harness(&root(), &["frobnicate"]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "usage errors are harness errors"
-    );
+    assert_eq!(out.status.code(), Some(2), "usage errors are harness errors");
 
     let empty = tempfile::tempdir().unwrap();
     let out = harness(empty.path(), &["list"]);
@@ -287,17 +199,11 @@ fn malformed_problem_toml_gets_a_positioned_error() {
     let bad = text_in.replacen("get_at(\"a\", 2) -> 10", "get_at(\"a\", 2) -> ten", 1);
     std::fs::write(&file, &bad).unwrap();
     let line = bad.lines().position(|l| l.contains("-> ten")).unwrap() + 1;
-    let out = harness(
-        dir.path(),
-        &["check", "broken", "--solution", "problems/broken/reference"],
-    );
+    let out = harness(dir.path(), &["check", "broken", "--solution", "problems/broken/reference"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out);
     assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
-    assert!(
-        err.contains("strings are written in double quotes"),
-        "{err}"
-    );
+    assert!(err.contains("strings are written in double quotes"), "{err}");
 
     // Broken TOML syntax.
     std::fs::write(&file, "format_version = 1\ntitle = \"x\n").unwrap();
@@ -315,26 +221,11 @@ fn a_library_without_cdylib_is_refused_with_the_fix() {
     let m = std::fs::read_to_string(&manifest)
         .unwrap()
         .replace("crate-type = [\"cdylib\"]", "crate-type = [\"rlib\"]")
-        .replace(
-            "../../../contract",
-            root().join("contract").to_str().unwrap(),
-        );
+        .replace("../../../contract", root().join("contract").to_str().unwrap());
     std::fs::write(&manifest, m + "\n[workspace]\n").unwrap();
-    let out = harness(
-        &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            crate_dir.to_str().unwrap(),
-        ],
-    );
+    let out = harness(&root(), &["check", "versioned_kv", "--solution", crate_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("crate-type = [\"cdylib\"]"),
-        "{}",
-        text(&out)
-    );
+    assert!(text(&out).contains("crate-type = [\"cdylib\"]"), "{}", text(&out));
 }
 
 #[test]
@@ -371,16 +262,7 @@ harness_contract::export!(in crate::old, S);
 "#,
     )
     .unwrap();
-    let out = harness(
-        &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            crate_dir.to_str().unwrap(),
-            "--json",
-        ],
-    );
+    let out = harness(&root(), &["check", "versioned_kv", "--solution", crate_dir.to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["build"]["ok"], false);
@@ -408,21 +290,10 @@ fn replay_prints_each_result_and_marks_disagreement_with_the_reference() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let results: Vec<&Value> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| &r["result"])
-        .collect();
+    let results: Vec<&Value> = rows.as_array().unwrap().iter().map(|r| &r["result"]).collect();
     assert_eq!(
         results,
-        [
-            &Value::Null,
-            &serde_json::json!(1),
-            &serde_json::json!(2),
-            &serde_json::json!(20),
-            &serde_json::json!(["a"])
-        ]
+        [&Value::Null, &serde_json::json!(1), &serde_json::json!(2), &serde_json::json!(20), &serde_json::json!(["a"])]
     );
 
     let out = harness(
@@ -438,29 +309,15 @@ fn replay_prints_each_result_and_marks_disagreement_with_the_reference() {
     );
     assert_eq!(out.status.code(), Some(1));
     let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        s.contains("get_at(\"a\", 5) -> None   ✗ reference: 20"),
-        "{s}"
-    );
+    assert!(s.contains("get_at(\"a\", 5) -> None   ✗ reference: 20"), "{s}");
 
     std::fs::write(&ops, r#"[{"op":"put","args":["a"]}]"#).unwrap();
     let out = harness(
         &root(),
-        &[
-            "replay",
-            "versioned_kv",
-            "--ops",
-            ops.to_str().unwrap(),
-            "--solution",
-            "problems/versioned_kv/reference",
-        ],
+        &["replay", "versioned_kv", "--ops", ops.to_str().unwrap(), "--solution", "problems/versioned_kv/reference"],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out).contains("takes (key: str, value: i64)"),
-        "{}",
-        text(&out)
-    );
+    assert!(text(&out).contains("takes (key: str, value: i64)"), "{}", text(&out));
 }
 
 #[test]
@@ -468,11 +325,5 @@ fn list_shows_the_problems() {
     let out = harness(&root(), &["list", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let items: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        items
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p["id"] == "versioned_kv" && p["gates"] == 4)
-    );
+    assert!(items.as_array().unwrap().iter().any(|p| p["id"] == "versioned_kv" && p["gates"] == 4));
 }

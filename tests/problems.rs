@@ -18,9 +18,7 @@ fn root() -> PathBuf {
 
 fn check(problem: &str, solution: &Path, gate: Option<usize>) -> (i32, Value) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.current_dir(root())
-        .args(["check", problem, "--json", "--solution"])
-        .arg(solution);
+    cmd.current_dir(root()).args(["check", problem, "--json", "--no-shrink", "--solution"]).arg(solution);
     if let Some(g) = gate {
         cmd.args(["--gate", &g.to_string()]);
     }
@@ -37,9 +35,7 @@ fn check(problem: &str, solution: &Path, gate: Option<usize>) -> (i32, Value) {
 }
 
 fn gate_passed(report: &Value, gate: usize) -> bool {
-    report["gates"][gate - 1]["passed"]
-        .as_bool()
-        .unwrap_or(false)
+    report["gates"][gate - 1]["passed"].as_bool().unwrap_or(false)
 }
 
 fn failure_names(report: &Value, gate: usize) -> Vec<String> {
@@ -55,50 +51,31 @@ fn failure_names(report: &Value, gate: usize) -> Vec<String> {
 fn audit(id: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let dir = root().join("problems").join(id);
-    let manifest: toml::Table =
-        toml::from_str(&std::fs::read_to_string(dir.join("problem.toml")).unwrap()).unwrap();
+    let manifest: toml::Table = toml::from_str(&std::fs::read_to_string(dir.join("problem.toml")).unwrap()).unwrap();
     let gates = manifest["gate"].as_array().map_or(0, |g| g.len());
 
     let (code, report) = check(id, &dir.join("reference"), None);
     if code != 0 {
-        problems.push(format!(
-            "{id}: the reference does not pass every gate (exit {code}): {report:#}"
-        ));
+        problems.push(format!("{id}: the reference does not pass every gate (exit {code}): {report:#}"));
     }
 
     let (code, report) = check(id, &dir.join("starter"), Some(1));
     if code != 1 || !report["build"]["ok"].as_bool().unwrap_or(false) {
-        problems.push(format!(
-            "{id}: the starter must build and fail (exit {code}): {:#}",
-            report["build"]
-        ));
+        problems.push(format!("{id}: the starter must build and fail (exit {code}): {:#}", report["build"]));
     } else {
-        let failures = report["gates"][0]["failures"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
+        let failures = report["gates"][0]["failures"].as_array().cloned().unwrap_or_default();
         if failures.is_empty() || failures.iter().any(|f| f["verdict"] != "not_implemented") {
-            problems.push(format!(
-                "{id}: the starter must fail gate 1 with not_implemented only"
-            ));
+            problems.push(format!("{id}: the starter must fail gate 1 with not_implemented only"));
         }
     }
 
-    for m in manifest
-        .get("mutant")
-        .and_then(|m| m.as_array())
-        .into_iter()
-        .flatten()
-    {
+    for m in manifest.get("mutant").and_then(|m| m.as_array()).into_iter().flatten() {
         let name = m["name"].as_str().unwrap();
         let gate = m["gate"].as_integer().unwrap() as usize;
         assert!(gate <= gates);
         let (_, report) = check(id, &dir.join("mutants").join(name), Some(gate));
         if !report["build"]["ok"].as_bool().unwrap_or(false) {
-            problems.push(format!(
-                "{id}: mutant {name} does not build: {:#}",
-                report["build"]
-            ));
+            problems.push(format!("{id}: mutant {name} does not build: {:#}", report["build"]));
             continue;
         }
         for earlier in 1..gate {
@@ -110,9 +87,7 @@ fn audit(id: &str) -> Vec<String> {
             }
         }
         if gate_passed(&report, gate) {
-            problems.push(format!(
-                "{id}: mutant {name} survives gate {gate}: the hidden tests have a hole"
-            ));
+            problems.push(format!("{id}: mutant {name} survives gate {gate}: the hidden tests have a hole"));
         } else if let Some(case) = m.get("caught_by").and_then(|c| c.as_str())
             && !failure_names(&report, gate).iter().any(|n| n == case)
         {
@@ -139,23 +114,12 @@ fn every_problem_is_honest() {
     assert!(!ids.is_empty(), "no problems found");
     // Two problems at a time: each check already runs its cases in parallel.
     let findings: Vec<String> = std::thread::scope(|s| {
-        let chunks: Vec<Vec<String>> = ids
-            .chunks(ids.len().div_ceil(2))
-            .map(|c| c.to_vec())
-            .collect();
+        let chunks: Vec<Vec<String>> = ids.chunks(ids.len().div_ceil(2)).map(|c| c.to_vec()).collect();
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|chunk| s.spawn(move || chunk.iter().flat_map(|id| audit(id)).collect::<Vec<_>>()))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    assert!(
-        findings.is_empty(),
-        "{} finding(s):\n{}",
-        findings.len(),
-        findings.join("\n")
-    );
+    assert!(findings.is_empty(), "{} finding(s):\n{}", findings.len(), findings.join("\n"));
 }

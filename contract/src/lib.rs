@@ -171,6 +171,12 @@ macro_rules! export {
         $crate::export!(@emit $module, $ty, ::std::option::Option::None);
     };
     (@emit $module:path, $ty:ty, $oracle:expr) => {
+        /// The exported type, for tests that call the solution directly
+        /// (`harness` exports failing cases as such tests).
+        #[doc(hidden)]
+        #[allow(private_interfaces)]
+        pub type HarnessSolution = $ty;
+
         const _: () = {
             #[unsafe(no_mangle)]
             pub extern "C" fn harness_handshake() -> $crate::Handshake {

@@ -34,29 +34,17 @@ pub struct RawBuf {
 impl RawBuf {
     pub fn from_vec(v: Vec<u8>) -> Self {
         let mut v = std::mem::ManuallyDrop::new(v);
-        RawBuf {
-            ptr: v.as_mut_ptr(),
-            len: v.len(),
-            cap: v.capacity(),
-        }
+        RawBuf { ptr: v.as_mut_ptr(), len: v.len(), cap: v.capacity() }
     }
 
     pub fn empty() -> Self {
-        RawBuf {
-            ptr: std::ptr::null_mut(),
-            len: 0,
-            cap: 0,
-        }
+        RawBuf { ptr: std::ptr::null_mut(), len: 0, cap: 0 }
     }
 
     /// # Safety
     /// `self` must describe bytes that are still allocated.
     pub unsafe fn as_slice(&self) -> &[u8] {
-        if self.ptr.is_null() {
-            &[]
-        } else {
-            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-        }
+        if self.ptr.is_null() { &[] } else { unsafe { std::slice::from_raw_parts(self.ptr, self.len) } }
     }
 }
 
@@ -103,16 +91,11 @@ pub struct Args {
 
 impl Args {
     pub fn new(items: Vec<Value>) -> Self {
-        Args {
-            items: items.into_iter(),
-        }
+        Args { items: items.into_iter() }
     }
 
     pub fn next<T: Wire>(&mut self, name: &str) -> Result<T, CallError> {
-        let v = self
-            .items
-            .next()
-            .ok_or_else(|| CallError::BadArgument(format!("missing argument `{name}`")))?;
+        let v = self.items.next().ok_or_else(|| CallError::BadArgument(format!("missing argument `{name}`")))?;
         T::from_value(v).map_err(|e| CallError::BadArgument(format!("argument `{name}`: {e}")))
     }
 
@@ -141,10 +124,8 @@ fn install_panic_hook() {
                     None => "a panic with a non-string payload".to_string(),
                 },
             };
-            let location = info
-                .location()
-                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
-                .unwrap_or_default();
+            let location =
+                info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
             LAST_PANIC.with(|p| *p.borrow_mut() = Some((message, location)));
         }));
     });
@@ -155,10 +136,7 @@ struct Session<T> {
 }
 
 pub fn handshake(schema: &Schema) -> Handshake {
-    Handshake {
-        abi_version: ABI_VERSION,
-        schema_hash: schema.hash(),
-    }
+    Handshake { abi_version: ABI_VERSION, schema_hash: schema.hash() }
 }
 
 /// # Safety
@@ -228,8 +206,7 @@ fn run<T>(
                 .unwrap_or_else(|| ("unknown panic".to_string(), String::new()));
             // `todo!()` and `unimplemented!()` in a candidate's own body mean
             // the same as a default body: not written yet.
-            if message.starts_with("not yet implemented") || message.starts_with("not implemented")
-            {
+            if message.starts_with("not yet implemented") || message.starts_with("not implemented") {
                 return Outcome::NotImplemented { op: op.to_string() };
             }
             Outcome::Panicked { message, location }
@@ -242,9 +219,7 @@ fn run<T>(
 pub unsafe fn close<T>(session: *mut c_void) {
     if !session.is_null() {
         // Dropping candidate state may panic too; never let it unwind out.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            drop(unsafe { Box::from_raw(session as *mut Session<T>) })
-        }));
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(session as *mut Session<T>) })));
     }
 }
 

@@ -13,10 +13,7 @@ pub struct Param {
 
 impl Param {
     pub fn new(name: &str, ty: String) -> Self {
-        Param {
-            name: name.to_string(),
-            ty,
-        }
+        Param { name: name.to_string(), ty }
     }
 }
 
@@ -36,10 +33,7 @@ pub struct Schema {
 }
 
 fn params_text(params: &[Param]) -> String {
-    let parts: Vec<String> = params
-        .iter()
-        .map(|p| format!("{}: {}", p.name, p.ty))
-        .collect();
+    let parts: Vec<String> = params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect();
     parts.join(", ")
 }
 
@@ -54,18 +48,11 @@ impl Schema {
     pub fn canonical_text(&self) -> String {
         let mut errors = self.errors.clone();
         errors.sort();
-        let mut ops: Vec<String> = self
-            .ops
-            .iter()
-            .map(|op| format!("{}({}) -> {}", op.name, params_text(&op.params), op.ret))
-            .collect();
+        let mut ops: Vec<String> =
+            self.ops.iter().map(|op| format!("{}({}) -> {}", op.name, params_text(&op.params), op.ret)).collect();
         ops.sort();
-        let mut text = format!(
-            "problem {}\nerrors {}\nnew({})\n",
-            self.problem,
-            errors.join(", "),
-            params_text(&self.ctor)
-        );
+        let mut text =
+            format!("problem {}\nerrors {}\nnew({})\n", self.problem, errors.join(", "), params_text(&self.ctor));
         for op in ops {
             text.push_str(&op);
             text.push('\n');
@@ -95,11 +82,7 @@ mod tests {
 
     #[test]
     fn canonical_text_ignores_declaration_order() {
-        let op = |n: &str| OpSig {
-            name: n.into(),
-            params: vec![],
-            ret: "unit".into(),
-        };
+        let op = |n: &str| OpSig { name: n.into(), params: vec![], ret: "unit".into() };
         let a = Schema {
             problem: "p".into(),
             errors: vec!["b".into(), "a".into()],
@@ -110,9 +93,6 @@ mod tests {
         b.ops.reverse();
         b.errors.reverse();
         assert_eq!(a.hash(), b.hash());
-        assert_eq!(
-            a.canonical_text(),
-            "problem p\nerrors a, b\nnew()\nx() -> unit\ny() -> unit\n"
-        );
+        assert_eq!(a.canonical_text(), "problem p\nerrors a, b\nnew()\nx() -> unit\ny() -> unit\n");
     }
 }

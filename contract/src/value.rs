@@ -30,12 +30,8 @@ impl Value {
     pub fn accepts(&self, actual: &Value) -> bool {
         match (self, actual) {
             (Value::Any, _) => true,
-            (Value::Float(a), Value::Float(b)) => {
-                a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
-            }
-            (Value::List(a), Value::List(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y))
-            }
+            (Value::Float(a), Value::Float(b)) => a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()),
+            (Value::List(a), Value::List(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.accepts(y)),
             (a, b) => a == b,
         }
     }
@@ -290,11 +286,7 @@ mod tests {
 
     #[test]
     fn display_is_the_transcript_form() {
-        let v = Value::List(vec![
-            Value::Str("a\"b".into()),
-            Value::Nil,
-            Value::Err("x".into()),
-        ]);
+        let v = Value::List(vec![Value::Str("a\"b".into()), Value::Nil, Value::Err("x".into())]);
         assert_eq!(v.to_string(), r#"["a\"b", None, err(x)]"#);
         assert_eq!(Value::Float(2.0).to_string(), "2.0");
     }

@@ -207,10 +207,7 @@ pub fn encode_outcome(w: &mut Writer, outcome: &Outcome) {
 pub fn decode_outcome(r: &mut Reader<'_>) -> Result<Outcome, String> {
     Ok(match r.u8()? {
         O_RETURNED => Outcome::Returned(r.value()?),
-        O_PANICKED => Outcome::Panicked {
-            message: r.str()?,
-            location: r.str()?,
-        },
+        O_PANICKED => Outcome::Panicked { message: r.str()?, location: r.str()? },
         O_NOT_IMPLEMENTED => Outcome::NotImplemented { op: r.str()? },
         O_REJECTED => Outcome::Rejected(r.str()?),
         tag => return Err(format!("unknown outcome tag {tag}")),
@@ -241,17 +238,8 @@ mod tests {
     #[test]
     fn requests_and_outcomes_round_trip() {
         let req = encode_request("put", &[Value::Str("a".into()), Value::Int(3)]);
-        assert_eq!(
-            decode_request(&req).unwrap(),
-            (
-                "put".to_string(),
-                vec![Value::Str("a".into()), Value::Int(3)]
-            )
-        );
-        let o = Outcome::Panicked {
-            message: "boom".into(),
-            location: "src/lib.rs:3:5".into(),
-        };
+        assert_eq!(decode_request(&req).unwrap(), ("put".to_string(), vec![Value::Str("a".into()), Value::Int(3)]));
+        let o = Outcome::Panicked { message: "boom".into(), location: "src/lib.rs:3:5".into() };
         let mut w = Writer::default();
         encode_outcome(&mut w, &o);
         assert_eq!(decode_outcome(&mut Reader::new(&w.buf)).unwrap(), o);

@@ -1,0 +1,185 @@
+//! End to end in a real pseudo-terminal: `harness start versioned_kv` on a
+//! scratch copy of the project, a gate-1 solution written as an editor
+//! would, gate 2 unlocking on screen, quit with confirmation, and the
+//! session and report files on disk.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A project with only what `start` needs; builds go to this repository's
+/// target directory so repeated runs stay warm.
+fn scratch_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    copy_dir(&root().join("problems/versioned_kv/reference"), &p.join("problems/versioned_kv/reference"));
+    copy_dir(&root().join("problems/versioned_kv/starter"), &p.join("problems/versioned_kv/starter"));
+    std::fs::copy(root().join("problems/versioned_kv/problem.toml"), p.join("problems/versioned_kv/problem.toml"))
+        .unwrap();
+    for krate in ["reference", "starter"] {
+        let manifest = p.join("problems/versioned_kv").join(krate).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest)
+            .unwrap()
+            .replace("../../../contract", root().join("contract").to_str().unwrap());
+        std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
+    }
+    std::fs::write(
+        p.join("harness.toml"),
+        format!(
+            "[paths]\ncontract = {:?}\ntarget = {:?}\n",
+            root().join("contract"),
+            root().join("target/harness-e2e")
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+}
+
+impl Screen {
+    fn contents(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn wait_for(&self, what: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.contents();
+            if text.contains(what) {
+                return text;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out waiting for {what:?}; the screen shows:\n{text}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+const GATE_1: &str = r#"
+use std::collections::HashMap;
+use harness_contract::versioned_kv::VersionedKv;
+
+pub struct Store { data: HashMap<String, i64>, version: u64 }
+
+impl VersionedKv for Store {
+    fn new() -> Self { Store { data: HashMap::new(), version: 0 } }
+    fn put(&mut self, key: String, value: i64) -> u64 { self.version += 1; self.data.insert(key, value); self.version }
+    fn get(&self, key: String) -> Option<i64> { self.data.get(&key).copied() }
+    fn version(&self) -> u64 { self.version }
+}
+
+harness_contract::export!(versioned_kv, Store);
+"#;
+
+#[test]
+fn practice_session_from_start_to_gate_2_and_quit() {
+    let project = scratch_project();
+    let dir = project.path();
+    let pty = native_pty_system();
+    let pair = pty.openpty(PtySize { rows: 24, cols: 80, pixel_width: 0, pixel_height: 0 }).unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.args(["start", "versioned_kv"]);
+    cmd.cwd(dir);
+    cmd.env("TERM", "xterm-256color");
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    // Without dropping the slave the reader never sees EOF.
+    drop(pair.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(
+        std::num::NonZeroU16::new(24).unwrap(),
+        std::num::NonZeroU16::new(80).unwrap(),
+        0,
+    )));
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    {
+        let parser = parser.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+    }
+    let mut writer = pair.master.take_writer().unwrap();
+    let screen = Screen { parser };
+
+    screen.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    screen.wait_for("not_implemented", Duration::from_secs(120));
+    let lib = dir.join("solutions/versioned_kv/src/lib.rs");
+    assert!(lib.is_file(), "the starter was copied");
+    // Save as an editor that writes a temporary file and renames it does.
+    let tmp = dir.join("solutions/versioned_kv/src/.lib.rs.tmp");
+    std::fs::write(&tmp, GATE_1).unwrap();
+    std::fs::rename(&tmp, &lib).unwrap();
+
+    screen.wait_for("Gate 2/4", Duration::from_secs(120));
+    screen.wait_for("Gate 2: Point-in-time reads", Duration::from_secs(10));
+    screen.wait_for("The store must now answer", Duration::from_secs(10));
+
+    writer.write_all(b"q").unwrap();
+    writer.flush().unwrap();
+    screen.wait_for("Quit?", Duration::from_secs(10));
+    writer.write_all(b"y").unwrap();
+    writer.flush().unwrap();
+
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "harness did not exit after quit");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "exit status {status:?}");
+
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["gate"], 2);
+    assert_eq!(state["status"], "running", "a quit practice session is kept for resuming");
+    assert!(state["gates"][0]["passed_at_ms"].as_u64().is_some());
+
+    let reports: Vec<PathBuf> = std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&reports[0]).unwrap()).unwrap();
+    assert_eq!(report["format_version"], 1);
+    assert_eq!(report["gates_passed"], 1);
+    assert_eq!(report["gates"][0]["passed"], true);
+    let snapshot = report["gates"][0]["snapshot"].as_array().unwrap();
+    assert!(
+        snapshot
+            .iter()
+            .any(|f| f["path"] == "src/lib.rs" && f["content"].as_str().unwrap().contains("self.version += 1"))
+    );
+    assert!(reports[0].with_extension("md").is_file());
+}

@@ -1,0 +1,275 @@
+//! The practice TUI without a terminal: the session logic through
+//! `App::update`, and the main screens drawn on ratatui's `TestBackend`
+//! and compared with committed insta snapshots.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use harness::evaluate::{BuildInfo, Evaluation, GateResult};
+use harness::judge::{Case, CaseKind, CaseResult};
+use harness::problem::Problem;
+use harness::script::{Call, Step};
+use harness::session::{Mode, Session, Status};
+use harness::tui::app::{App, Effect, Msg, Overlay, Runner, RunnerMsg};
+use harness::tui::view;
+use harness::verdict::Verdict;
+use harness_contract::Value;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+const T0: u64 = 1_796_000_000_000;
+const MIN: u64 = 60_000;
+
+fn problem() -> Problem {
+    Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "versioned_kv").unwrap()
+}
+
+fn app() -> App {
+    let p = problem();
+    let session = Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0);
+    App::new(p, session, PathBuf::from("/home/you/harness/solutions/versioned_kv"), T0)
+}
+
+fn key(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn build_ok() -> BuildInfo {
+    BuildInfo { ok: true, duration: Duration::from_millis(210), diagnostics: vec![], failure: None }
+}
+
+fn step(op: &str, args: Vec<Value>, expect: Value) -> Step {
+    Step { call: Call { op: op.into(), args }, expect }
+}
+
+fn failing_case() -> (Case, CaseResult) {
+    let s = |x: &str| Value::Str(x.into());
+    let steps = vec![
+        step("new", vec![], Value::Unit),
+        step("put", vec![s("a"), Value::Int(10)], Value::Int(1)),
+        step("delete", vec![s("a")], Value::Int(2)),
+        step("get_at", vec![s("a"), Value::Int(1)], Value::Int(10)),
+    ];
+    let case = Case {
+        gate: 2,
+        name: "delete keeps history: earlier versions still see the old value".into(),
+        kind: CaseKind::Fixed,
+        steps: steps.clone(),
+    };
+    let result = CaseResult {
+        verdict: Verdict::WrongAnswer,
+        message: "`get_at(\"a\", 1)` expected 10, got None".into(),
+        failed_at: Some(3),
+        steps,
+        actual: vec![Value::Unit, Value::Int(1), Value::Int(2), Value::Nil],
+        output: "debug: deleting a\n".into(),
+        output_dropped: 0,
+        shrunk_from: None,
+        elapsed: Duration::from_millis(2),
+    };
+    (case, result)
+}
+
+fn eval(gates: Vec<(usize, usize, usize)>, failures: Vec<(Case, CaseResult)>) -> Evaluation {
+    let p = problem();
+    Evaluation {
+        build: build_ok(),
+        gates: gates
+            .into_iter()
+            .map(|(gate, passed, total)| GateResult {
+                gate,
+                title: p.gates[gate - 1].title.clone(),
+                total,
+                passed,
+                failures: failures.iter().filter(|(c, _)| c.gate == gate).cloned().collect(),
+            })
+            .collect(),
+        run_time: Duration::from_millis(180),
+    }
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| view::draw(f, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+/// Brings the app to the point where gate 1 passed and gate 2 is judged.
+fn at_gate_2(app: &mut App) {
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+    app.now_ms = T0 + 11 * MIN;
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval(vec![(1, 27, 27)], vec![])), vec![])));
+}
+
+#[test]
+fn a_save_during_a_run_cancels_it_and_queues_exactly_one_rerun() {
+    let mut app = app();
+    assert_eq!(app.update(Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { upto: 1 }]);
+    assert!(app.busy());
+    assert_eq!(app.update(Msg::Changed), vec![Effect::Persist, Effect::Cancel]);
+    assert_eq!(app.update(Msg::Changed), vec![Effect::Persist, Effect::Cancel]);
+    assert!(app.rerun_queued);
+    assert_eq!(app.update(Msg::Runner(RunnerMsg::Cancelled)), vec![Effect::Run { upto: 1 }]);
+    assert!(!app.rerun_queued, "two saves, one rerun");
+}
+
+#[test]
+fn passing_a_gate_records_the_split_unlocks_the_next_and_judges_it() {
+    let mut app = app();
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    app.now_ms = T0 + 11 * MIN;
+    let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval(vec![(1, 27, 27)], vec![])), vec![])));
+    assert_eq!(fx, vec![Effect::Persist, Effect::Report, Effect::Run { upto: 2 }]);
+    assert_eq!(app.session.gate, 2);
+    assert_eq!(app.statement_gate, 2);
+    assert_eq!(app.session.gates[0].passed_at_ms, Some(11 * MIN));
+    assert!(app.session.snapshots.contains_key(&1));
+}
+
+#[test]
+fn time_up_waits_for_the_run_in_flight_then_freezes() {
+    let mut app = app();
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    app.now_ms = T0 + 91 * MIN;
+    assert!(app.update(Msg::Tick).is_empty(), "a run is in flight");
+    assert!(app.time_up_pending);
+    let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval(vec![(1, 3, 27)], vec![])), vec![])));
+    assert!(fx.contains(&Effect::Report));
+    assert_eq!(app.session.status, Status::TimeUp);
+    assert_eq!(app.session.gates[0].test_runs, 1, "the last save was judged");
+    assert_eq!(app.overlay, Some(Overlay::Summary));
+    assert!(app.update(Msg::Changed).is_empty(), "frozen sessions do not judge saves");
+    // Practice may go on in overtime.
+    let fx = app.update(key('o'));
+    assert!(fx.contains(&Effect::Run { upto: 1 }));
+    assert!(app.session.overtime);
+}
+
+#[test]
+fn quitting_asks_first_while_the_session_runs() {
+    let mut app = app();
+    assert!(app.update(key('q')).is_empty());
+    assert_eq!(app.overlay, Some(Overlay::ConfirmQuit));
+    assert!(app.update(key('n')).is_empty());
+    assert_eq!(app.overlay, None);
+    app.update(key('q'));
+    assert_eq!(app.update(key('y')), vec![Effect::Cancel, Effect::Persist, Effect::Report, Effect::Quit]);
+    assert!(app.session.resumable());
+}
+
+#[test]
+fn hints_are_revealed_one_at_a_time_and_counted() {
+    let mut app = app();
+    assert_eq!(app.update(key('h')), vec![Effect::Persist]);
+    assert_eq!(app.session.hints_used(1), 1);
+    let text = screen(&app, 100, 40);
+    assert!(text.contains("Hint 1:"), "{text}");
+    for _ in 0..5 {
+        app.update(key('h'));
+    }
+    assert_eq!(app.session.hints_used(1), app.hints().len());
+}
+
+#[test]
+fn a_regression_is_flagged() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    let (case, result) = failing_case();
+    let mut case1 = case.clone();
+    case1.gate = 1;
+    app.update(Msg::Runner(RunnerMsg::Finished(
+        Box::new(eval(vec![(1, 26, 27), (2, 0, 36)], vec![(case1, result)])),
+        vec![],
+    )));
+    assert_eq!(app.session.gates[0].regressions, 1);
+    assert!(screen(&app, 110, 32).contains("regression"));
+}
+
+#[test]
+fn snapshot_fresh_session() {
+    let app = app();
+    insta::assert_snapshot!("fresh", screen(&app, 100, 30));
+}
+
+#[test]
+fn snapshot_compiling() {
+    let mut app = app();
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    app.now_ms = T0 + 1_400;
+    assert!(matches!(app.runner, Runner::Compiling { .. }));
+    insta::assert_snapshot!("compiling", screen(&app, 100, 30));
+}
+
+#[test]
+fn snapshot_compile_error() {
+    let mut app = app();
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    let mut e = eval(vec![], vec![]);
+    e.build = BuildInfo {
+        ok: false,
+        duration: Duration::from_millis(350),
+        diagnostics: vec![harness::compile::Diagnostic {
+            level: "error".into(),
+            message: "mismatched types".into(),
+            file: Some("src/lib.rs".into()),
+            line: Some(9),
+            column: Some(58),
+            rendered: "\x1b[0m\x1b[1m\x1b[38;5;9merror[E0308]\x1b[0m\x1b[0m\x1b[1m: mismatched types\x1b[0m\n  \x1b[0m\x1b[1m\x1b[38;5;12m--> \x1b[0m\x1b[0msrc/lib.rs:9:58\n   |\n 9 |     fn version(&self) -> u64 { self.version as i64 }\n   |                                ^^^^^^^^^^^^^^^^^^^ expected `u64`, found `i64`\n".into(),
+        }],
+        failure: None,
+    };
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(e), vec![])));
+    insta::assert_snapshot!("compile_error", screen(&app, 100, 30));
+}
+
+#[test]
+fn snapshot_failing_gate_with_a_diff() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    app.update(Msg::Runner(RunnerMsg::Finished(
+        Box::new(eval(vec![(1, 27, 27), (2, 35, 36)], vec![failing_case()])),
+        vec![],
+    )));
+    app.now_ms = T0 + 14 * MIN;
+    insta::assert_snapshot!("failing_gate", screen(&app, 110, 34));
+}
+
+#[test]
+fn snapshot_gate_passed() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    insta::assert_snapshot!("gate_passed", screen(&app, 100, 30));
+}
+
+#[test]
+fn snapshot_time_up() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    app.update(Msg::Runner(RunnerMsg::Finished(
+        Box::new(eval(vec![(1, 27, 27), (2, 35, 36)], vec![failing_case()])),
+        vec![],
+    )));
+    app.now_ms = T0 + 90 * MIN;
+    app.update(Msg::Tick);
+    assert_eq!(app.session.status, Status::TimeUp);
+    app.report_path = Some(PathBuf::from("/home/you/harness/reports/20261129T082000Z-versioned_kv.json"));
+    insta::assert_snapshot!("time_up", screen(&app, 100, 30));
+}
+
+#[test]
+fn snapshot_help() {
+    let mut app = app();
+    app.update(key('?'));
+    insta::assert_snapshot!("help", screen(&app, 100, 30));
+}
+
+#[test]
+fn snapshot_warning_clock_and_too_small_terminal() {
+    let mut app = app();
+    app.now_ms = T0 + 85 * MIN;
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("05:00 left"), "{text}");
+    insta::assert_snapshot!("too_small", screen(&app, 40, 10));
+}
