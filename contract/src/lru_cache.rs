@@ -1,1 +1,123 @@
-//! The `lru_cache` problem's contract (to be written; see issue 4).
+//! `lru_cache`: a bounded cache that evicts the least recently used entry.
+//!
+//! Implement [`LruCache`] for your type and export it:
+//!
+//! ```ignore
+//! use harness_contract::lru_cache::{CacheError, LruCache};
+//! struct Cache { /* ... */ }
+//! impl LruCache for Cache { /* ... */ }
+//! harness_contract::export!(lru_cache, Cache);
+//! ```
+//!
+//! Methods of later gates have default bodies, so a solution compiles before
+//! it implements them; calling one is judged `not_implemented`.
+
+use crate::not_implemented;
+
+crate::error_kinds! {
+    /// Why an operation was refused.
+    pub enum CacheError {
+        /// Gate 3: the entry's cost is larger than the whole capacity.
+        TooLarge = "too_large",
+    }
+}
+
+/// The cache. Read each gate's statement for the exact rules.
+#[allow(unused_variables)]
+pub trait LruCache {
+    /// An empty cache with the given `capacity` (at least 1).
+    fn new(capacity: usize) -> Self
+    where
+        Self: Sized;
+
+    // Gate 1: get and put with least-recently-used eviction.
+
+    /// Inserts or replaces `key`, making it the most recently used entry;
+    /// returns the key evicted to make room, if any.
+    fn put(&mut self, key: String, value: i64) -> Option<String> {
+        not_implemented("put")
+    }
+    /// The value of `key`, if the cache holds it; a hit makes `key` the most
+    /// recently used entry.
+    fn get(&mut self, key: String) -> Option<i64> {
+        not_implemented("get")
+    }
+    /// Removes `key`; returns the value it held, if any.
+    fn remove(&mut self, key: String) -> Option<i64> {
+        not_implemented("remove")
+    }
+    /// The number of entries the cache holds.
+    fn len(&self) -> usize {
+        not_implemented("len")
+    }
+    /// Every key the cache holds, most recently used first.
+    fn keys(&self) -> Vec<String> {
+        not_implemented("keys")
+    }
+
+    // Gate 2: per-entry time to live.
+
+    /// Moves the cache's clock forward by `ms` milliseconds; returns the new
+    /// time.
+    fn advance(&mut self, ms: u64) -> u64 {
+        not_implemented("advance")
+    }
+    /// Like `put`, but the entry expires `ttl_ms` milliseconds from now.
+    fn put_ttl(&mut self, key: String, value: i64, ttl_ms: u64) -> Option<String> {
+        not_implemented("put_ttl")
+    }
+    /// Examines at most `max_checks` entries from the least recently used
+    /// end and removes the expired ones; returns how many it removed.
+    fn sweep(&mut self, max_checks: usize) -> usize {
+        not_implemented("sweep")
+    }
+
+    // Gate 3: a cost budget.
+
+    /// Inserts or replaces `key` with a caller-supplied `cost` and an
+    /// optional time to live; returns the keys evicted to make room, least
+    /// recently used first.
+    fn put_sized(
+        &mut self,
+        key: String,
+        value: i64,
+        cost: u64,
+        ttl_ms: Option<u64>,
+    ) -> Result<Vec<String>, CacheError> {
+        not_implemented("put_sized")
+    }
+    /// The total cost of the entries the cache holds.
+    fn used(&self) -> u64 {
+        not_implemented("used")
+    }
+
+    // Gate 4: statistics.
+
+    /// The counters `(hits, misses, evictions, expirations)`.
+    fn stats(&self) -> (u64, u64, u64, u64) {
+        not_implemented("stats")
+    }
+    /// Hits divided by reads (hits plus misses); 0.0 before the first read.
+    fn hit_rate(&self) -> f64 {
+        not_implemented("hit_rate")
+    }
+}
+
+crate::contract! {
+    problem = "lru_cache";
+    trait = LruCache;
+    errors = CacheError;
+    new(capacity: usize);
+    fn put(key: String, value: i64) -> Option<String>;
+    fn get(key: String) -> Option<i64>;
+    fn remove(key: String) -> Option<i64>;
+    fn len() -> usize;
+    fn keys() -> Vec<String>;
+    fn advance(ms: u64) -> u64;
+    fn put_ttl(key: String, value: i64, ttl_ms: u64) -> Option<String>;
+    fn sweep(max_checks: usize) -> usize;
+    fn put_sized(key: String, value: i64, cost: u64, ttl_ms: Option<u64>) -> Result<Vec<String>, CacheError>;
+    fn used() -> u64;
+    fn stats() -> (u64, u64, u64, u64);
+    fn hit_rate() -> f64;
+}

@@ -1,0 +1,177 @@
+//! MUTANT `log_expires_a_millisecond_early` (a deliberately wrong solution) of the reference solution for `rate_limiter`.
+//!
+//! Four independent limiters, each a map from key to a small state struct.
+//! Every struct keeps its own clock, so a late timestamp is judged at the
+//! latest time that key has seen by that algorithm, and no key or algorithm
+//! ever waits on another's state.
+//!
+//! All arithmetic is in integers, so nothing is ever rounded: the sliding
+//! counter's comparison is multiplied through by the window length, and the
+//! token bucket counts in units of 1/window_ms of a token, so one
+//! millisecond of refill is exactly `limit` units.
+
+use std::collections::{HashMap, VecDeque};
+
+use harness_contract::rate_limiter::RateLimiter;
+
+/// Fixed window: the window the key is in and what it was allowed there.
+/// The clock only matters at window granularity, so the window index is it.
+struct Fixed {
+    window: u64,
+    allowed: u32,
+}
+
+/// Sliding log: the times of the allowed requests that may still count,
+/// oldest first.
+struct Log {
+    clock: u64,
+    times: VecDeque<u64>,
+}
+
+/// Sliding counter: allowed requests in the current window and the one
+/// before it.
+struct Counter {
+    clock: u64,
+    window: u64,
+    previous: u64,
+    current: u64,
+}
+
+/// Token bucket, in units of 1/window_ms of a token.
+struct Bucket {
+    clock: u64,
+    units: u64,
+}
+
+pub struct Limiter {
+    limit: u32,
+    window_ms: u64,
+    fixed: HashMap<String, Fixed>,
+    logs: HashMap<String, Log>,
+    counters: HashMap<String, Counter>,
+    buckets: HashMap<String, Bucket>,
+}
+
+/// Moves a clock forward to `now_ms` and returns the effective time: a
+/// request stamped earlier than one already seen is judged at the later
+/// time, so no state ever runs backwards.
+fn advance(clock: &mut u64, now_ms: u64) -> u64 {
+    *clock = (*clock).max(now_ms);
+    *clock
+}
+
+impl Limiter {
+    /// The key's bucket, refilled up to `now_ms` (created full).
+    fn refill(&mut self, key: String, now_ms: u64) -> &mut Bucket {
+        let limit = u64::from(self.limit);
+        let window_ms = self.window_ms;
+        let capacity = limit * window_ms;
+        let bucket = self.buckets.entry(key).or_insert(Bucket { clock: now_ms, units: capacity });
+        let before = bucket.clock;
+        let now = advance(&mut bucket.clock, now_ms);
+        // Each millisecond adds `limit` units. A whole window refills even an
+        // empty bucket, so capping the time there changes nothing but keeps
+        // the product far from overflow.
+        let gained = (now - before).min(window_ms) * limit;
+        bucket.units = (bucket.units + gained).min(capacity);
+        bucket
+    }
+}
+
+impl RateLimiter for Limiter {
+    fn new(limit: u32, window_ms: u64) -> Self {
+        Limiter {
+            limit,
+            window_ms,
+            fixed: HashMap::new(),
+            logs: HashMap::new(),
+            counters: HashMap::new(),
+            buckets: HashMap::new(),
+        }
+    }
+
+    fn fixed_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let window = now_ms / self.window_ms;
+        let state = self.fixed.entry(key).or_insert(Fixed { window, allowed: 0 });
+        // Only a later window resets the count: a late request is counted
+        // in the key's current window, never in one already closed.
+        if window > state.window {
+            *state = Fixed { window, allowed: 0 };
+        }
+        if state.allowed < self.limit {
+            state.allowed += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn log_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let (limit, window_ms) = (self.limit as usize, self.window_ms);
+        let log = self.logs.entry(key).or_insert_with(|| Log { clock: 0, times: VecDeque::new() });
+        let now = advance(&mut log.clock, now_ms);
+        // A request at `t` counts while `now - t < window_ms`: it stops
+        // counting exactly one window length later. Times are appended in
+        // clock order, so expired ones are all at the front.
+        while log.times.front().is_some_and(|&t| t + window_ms <= now + 1) {
+            log.times.pop_front();
+        }
+        let allowed = log.times.len() < limit;
+        if allowed {
+            // Only allowed requests are recorded: a client that keeps
+            // retrying while refused must not lock itself out.
+            log.times.push_back(now);
+        }
+        allowed
+    }
+
+    fn counter_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let (limit, window_ms) = (u64::from(self.limit), self.window_ms);
+        let c = self.counters.entry(key).or_insert(Counter { clock: 0, window: 0, previous: 0, current: 0 });
+        let now = advance(&mut c.clock, now_ms);
+        let window = now / window_ms;
+        if window == c.window + 1 {
+            c.previous = c.current;
+            c.current = 0;
+        } else if window > c.window {
+            // More than one window passed: the old counts are both stale.
+            c.previous = 0;
+            c.current = 0;
+        }
+        c.window = window;
+        let elapsed = now % window_ms;
+        // previous * (part of the previous window still inside the sliding
+        // window) + current < limit, with both sides times window_ms.
+        let allowed = c.previous * (window_ms - elapsed) + c.current * window_ms < limit * window_ms;
+        if allowed {
+            c.current += 1;
+        }
+        allowed
+    }
+
+    fn bucket_allow(&mut self, key: String, cost: u32, now_ms: u64) -> bool {
+        let need = u64::from(cost) * self.window_ms;
+        let bucket = self.refill(key, now_ms);
+        if bucket.units >= need {
+            bucket.units -= need;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn retry_after(&mut self, key: String, cost: u32, now_ms: u64) -> Option<u64> {
+        let (limit, need) = (u64::from(self.limit), u64::from(cost) * self.window_ms);
+        // Asking is a call like any other: it moves the key's clock.
+        let bucket = self.refill(key, now_ms);
+        if u64::from(cost) > limit {
+            // More than a full bucket: waiting never helps.
+            return None;
+        }
+        let missing = need.saturating_sub(bucket.units);
+        // Round up: after the floor the bucket is still short of `cost`.
+        Some(missing.div_ceil(limit))
+    }
+}
+
+harness_contract::export!(rate_limiter, Limiter);

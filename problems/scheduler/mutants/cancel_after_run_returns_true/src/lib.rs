@@ -1,0 +1,303 @@
+//! MUTANT `cancel_after_run_returns_true` (a deliberately wrong solution) of the reference solution for `scheduler`.
+//!
+//! A min-heap of queue entries `(due, seq, id)` plus one record per job,
+//! indexed by id. `seq` is a counter bumped on every insertion, so two
+//! entries due at the same time leave in insertion order and the payload is
+//! never compared. Cancellation is lazy: the record changes state and the
+//! heap entry stays behind as a tombstone, skipped when it surfaces; the
+//! heap is rebuilt whenever tombstones outnumber live entries (with a small
+//! floor), which keeps it within `2 * live + 8` entries.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use harness_contract::scheduler::{SchedError, Scheduler};
+
+/// One queue entry. Field order is comparison order: `seq` is unique, so
+/// `id` is never reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    due: u64,
+    seq: u64,
+    id: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Once,
+    FixedRate { period: u64, run_all: bool },
+    FixedDelay { period: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Waiting to run; `seq` names the one heap entry that is current.
+    Queued {
+        due: u64,
+        seq: u64,
+    },
+    /// A one-shot job whose latest run was reported and not failed (yet).
+    Ran,
+    Cancelled,
+    /// Failed more often than the retry policy allows.
+    Dead,
+}
+
+struct Job {
+    kind: Kind,
+    state: State,
+    /// Failed runs so far: the number of the next retry, if one is allowed.
+    failures: u32,
+    /// Carried for the caller, never compared: ordering must not depend on it.
+    #[allow(dead_code)]
+    payload: String,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct RetryPolicy {
+    max_retries: u32,
+    base_ms: u64,
+    cap_ms: u64,
+}
+
+/// SplitMix64, exactly as the statement gives it.
+#[derive(Clone, Copy, Debug, Default)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Below this many tombstones the heap is never rebuilt: rebuilding a tiny
+/// heap costs more than the memory it frees.
+const TOMBSTONE_FLOOR: usize = 8;
+
+pub struct Sched {
+    heap: BinaryHeap<Reverse<Entry>>,
+    /// Index `id - 1`.
+    jobs: Vec<Job>,
+    next_seq: u64,
+    /// Jobs in `State::Queued`: exactly the heap entries that are current.
+    live: usize,
+    policy: RetryPolicy,
+    rng: SplitMix64,
+    dead: Vec<u64>,
+}
+
+impl Sched {
+    fn job_mut(&mut self, id: u64) -> Option<&mut Job> {
+        id.checked_sub(1).and_then(|i| self.jobs.get_mut(i as usize))
+    }
+
+    fn create(&mut self, kind: Kind, first: u64, payload: String) -> u64 {
+        self.jobs.push(Job {
+            kind,
+            state: State::Cancelled, // replaced by `enqueue` right below
+            failures: 0,
+            payload,
+        });
+        let id = self.jobs.len() as u64;
+        self.enqueue(id, first);
+        id
+    }
+
+    /// Inserts a fresh entry for `id`: a new `seq`, so among entries due at
+    /// the same time it goes behind everything inserted before it.
+    fn enqueue(&mut self, id: u64, due: u64) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.jobs[(id - 1) as usize].state = State::Queued { due, seq };
+        self.live += 1;
+        self.heap.push(Reverse(Entry { due, seq, id }));
+    }
+
+    /// Whether `e` is its job's current entry rather than a tombstone.
+    fn is_current(&self, e: &Entry) -> bool {
+        matches!(self.jobs[(e.id - 1) as usize].state, State::Queued { seq, .. } if seq == e.seq)
+    }
+
+    /// Rebuilds the heap without tombstones once they outnumber live
+    /// entries. Called after every operation that can raise the ratio: a
+    /// cancel adds a tombstone, and a `run_due` removes live entries while
+    /// far-future tombstones stay. Each rebuild is O(n) and frees at least
+    /// n/2 entries, so it is amortized O(1) per cancellation.
+    fn maybe_rebuild(&mut self) {
+        let tombstones = self.heap.len() - self.live;
+        if tombstones > TOMBSTONE_FLOOR.max(self.live) {
+            let heap = std::mem::take(&mut self.heap);
+            self.heap = heap.into_iter().filter(|Reverse(e)| self.is_current(e)).collect();
+        }
+    }
+
+    /// The ceiling of the jitter for retry number `n` (1-based):
+    /// `min(cap, base * 2^(n-1))`, saturating instead of overflowing.
+    fn backoff_ceiling(&self, n: u32) -> u64 {
+        let factor = 1u64.checked_shl(n - 1).unwrap_or(u64::MAX);
+        let ceiling = self.policy.base_ms.saturating_mul(factor);
+        ceiling.min(self.policy.cap_ms)
+    }
+}
+
+impl Scheduler for Sched {
+    fn new() -> Self {
+        Sched {
+            heap: BinaryHeap::new(),
+            jobs: Vec::new(),
+            next_seq: 0,
+            live: 0,
+            policy: RetryPolicy::default(),
+            rng: SplitMix64::default(),
+            dead: Vec::new(),
+        }
+    }
+
+    fn schedule(&mut self, at_ms: u64, payload: String) -> u64 {
+        self.create(Kind::Once, at_ms, payload)
+    }
+
+    fn run_due(&mut self, now_ms: u64) -> Vec<u64> {
+        let mut ran = Vec::new();
+        // Keep popping while the top is due: an entry inserted during this
+        // call (a fixed-rate job catching up with "all") may be due too.
+        while let Some(&Reverse(top)) = self.heap.peek() {
+            if top.due > now_ms {
+                break;
+            }
+            self.heap.pop();
+            if !self.is_current(&top) {
+                continue; // a tombstone: consumed, never run
+            }
+            self.live -= 1;
+            ran.push(top.id);
+            let job = &mut self.jobs[(top.id - 1) as usize];
+            match job.kind {
+                Kind::Once => job.state = State::Ran,
+                // Runs take no time: this one finished at `now_ms`.
+                Kind::FixedDelay { period } => self.enqueue(top.id, now_ms.saturating_add(period)),
+                Kind::FixedRate { period, run_all } => {
+                    // Anchored to the occurrence's own time, never to now.
+                    let next = if run_all {
+                        top.due.saturating_add(period)
+                    } else {
+                        // The first occurrence strictly after now: every
+                        // missed one, including one due exactly at now,
+                        // collapses into the run that just happened.
+                        let skipped = (now_ms - top.due) / period + 1;
+                        top.due.saturating_add(skipped.saturating_mul(period))
+                    };
+                    self.enqueue(top.id, next);
+                }
+            }
+        }
+        self.maybe_rebuild();
+        ran
+    }
+
+    fn next_due(&mut self) -> Option<u64> {
+        // Tombstones on top would report a time at which nothing runs.
+        while let Some(Reverse(top)) = self.heap.peek() {
+            if self.is_current(top) {
+                return Some(top.due);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    fn cancel(&mut self, id: u64) -> bool {
+        let Some(job) = self.job_mut(id) else {
+            return false;
+        };
+        if job.state == State::Cancelled {
+            // MUTANT: only a second cancel is refused; a job that already ran is "cancelled" too.
+            return false;
+        }
+        // Lazy deletion: O(1) here, the heap entry becomes a tombstone.
+        job.state = State::Cancelled;
+        self.live -= 1;
+        self.maybe_rebuild();
+        true
+    }
+
+    fn next_run(&mut self, id: u64) -> Option<u64> {
+        match self.job_mut(id)?.state {
+            State::Queued { due, .. } => Some(due),
+            _ => None,
+        }
+    }
+
+    fn pending(&mut self) -> usize {
+        self.live
+    }
+
+    fn within_bound(&mut self) -> bool {
+        self.heap.len() <= 2 * self.live + TOMBSTONE_FLOOR
+    }
+
+    fn schedule_fixed_rate(
+        &mut self,
+        first_ms: u64,
+        period_ms: u64,
+        catch_up: String,
+        payload: String,
+    ) -> Result<u64, SchedError> {
+        if period_ms == 0 {
+            return Err(SchedError::InvalidPeriod);
+        }
+        let run_all = match catch_up.as_str() {
+            "all" => true,
+            "latest" => false,
+            _ => return Err(SchedError::InvalidPolicy),
+        };
+        let kind = Kind::FixedRate { period: period_ms, run_all };
+        Ok(self.create(kind, first_ms, payload))
+    }
+
+    fn schedule_fixed_delay(&mut self, first_ms: u64, period_ms: u64, payload: String) -> Result<u64, SchedError> {
+        if period_ms == 0 {
+            return Err(SchedError::InvalidPeriod);
+        }
+        let kind = Kind::FixedDelay { period: period_ms };
+        Ok(self.create(kind, first_ms, payload))
+    }
+
+    fn set_retry_policy(&mut self, max_retries: u32, base_ms: u64, cap_ms: u64, seed: u64) {
+        self.policy = RetryPolicy { max_retries, base_ms, cap_ms };
+        self.rng = SplitMix64(seed);
+    }
+
+    fn fail(&mut self, id: u64, now_ms: u64) -> Result<Option<u64>, SchedError> {
+        let max_retries = self.policy.max_retries;
+        let job = self.job_mut(id).ok_or(SchedError::UnknownJob)?;
+        if job.state != State::Ran {
+            return Err(SchedError::NotFailable);
+        }
+        job.failures += 1;
+        let retry = job.failures;
+        if retry > max_retries {
+            // Dead-lettered: no draw from the generator.
+            job.state = State::Dead;
+            self.dead.push(id);
+            return Ok(None);
+        }
+        let ceiling = self.backoff_ceiling(retry);
+        // Full jitter: uniform over 0..=ceiling. u128 so that a ceiling of
+        // u64::MAX does not overflow the modulus.
+        let delay = (self.rng.next() as u128 % (ceiling as u128 + 1)) as u64;
+        let due = now_ms.saturating_add(delay);
+        self.enqueue(id, due);
+        Ok(Some(due))
+    }
+
+    fn dead_letters(&mut self) -> Vec<u64> {
+        self.dead.clone()
+    }
+}
+
+harness_contract::export!(scheduler, Sched);
