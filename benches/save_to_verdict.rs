@@ -1,1 +1,219 @@
-fn main() {}
+//! Save → verdict, the number users feel, against its baseline: the bare
+//! incremental `cargo build` of the same one-line edit, measured in the
+//! same run on the same machine.
+//!
+//! `cargo bench --bench save_to_verdict` (set `BENCH_ROUNDS`, default 11).
+//!
+//! Three figures per round, each after a fresh one-line edit of a function
+//! body in the `versioned_kv` solution:
+//! - bare: `cargo build` of the solution crate alone (its own target dir);
+//! - check: `harness check versioned_kv`, end to end: build, contract
+//!   probe, all 142 cases of the four gates in isolated workers;
+//! - screen: in a real pseudo-terminal running `harness start`, from the
+//!   moment the edited file is renamed into place (as editors save) to the
+//!   moment the new verdict is on screen (watch debounce included).
+//!
+//! It reports medians and the ratios to the bare build. A bench, not a
+//! test: nothing here asserts a time.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "target" {
+                copy_dir(&entry.path(), &target);
+            }
+        } else if entry.file_name() != "Cargo.lock" {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A gate-4 mutant keeps the session at gate 4, so every save judges the
+/// full suite (and some cases fail, so their output is on screen).
+const SOLUTION: &str = "problems/versioned_kv/mutants/empty_commit_takes_a_version";
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    lib: PathBuf,
+    original: String,
+}
+
+fn project() -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().to_path_buf();
+    copy_dir(&root().join("problems/versioned_kv"), &p.join("problems/versioned_kv"));
+    let contract = root().join("contract");
+    for krate in ["reference", "starter"] {
+        let manifest = p.join("problems/versioned_kv").join(krate).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap().replace("../../../contract", contract.to_str().unwrap());
+        std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
+    }
+    let sol = p.join("solutions/versioned_kv");
+    copy_dir(&root().join(SOLUTION), &sol);
+    let manifest = sol.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace("../../../../contract", contract.to_str().unwrap());
+    std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
+    std::fs::write(
+        p.join("harness.toml"),
+        format!("[paths]\ncontract = {:?}\ntarget = {:?}\n", contract, root().join("target/harness-bench")),
+    )
+    .unwrap();
+    let lib = sol.join("src/lib.rs");
+    let original = std::fs::read_to_string(&lib).unwrap();
+    Project { _dir: dir, root: p, lib, original }
+}
+
+impl Project {
+    /// A one-line edit in a function body: the store's constructor prints
+    /// a marker, so the new verdict is recognisable on screen.
+    fn edit(&self, n: usize) {
+        let needle = "    fn new() -> Self {\n";
+        assert!(self.original.contains(needle));
+        let edited = self.original.replacen(needle, &format!("{needle}        eprintln!(\"edit {n:04}\");\n"), 1);
+        let tmp = self.lib.with_file_name(".lib.rs.tmp");
+        std::fs::write(&tmp, edited).unwrap();
+        std::fs::rename(&tmp, &self.lib).unwrap();
+    }
+
+    fn bare_build(&self) -> Duration {
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO"))
+            .args(["build", "--lib", "--quiet", "--manifest-path"])
+            .arg(self.root.join("solutions/versioned_kv/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(root().join("target/harness-bench-bare"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        started.elapsed()
+    }
+
+    fn check(&self) -> Duration {
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["check", "versioned_kv", "--json"])
+            .current_dir(&self.root)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "the gate-4 mutant fails: {}", String::from_utf8_lossy(&out.stderr));
+        started.elapsed()
+    }
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+struct Tui {
+    parser: Arc<Mutex<vt100::Parser>>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Tui {
+    fn start(project: &Project) -> Tui {
+        let pair =
+            native_pty_system().openpty(PtySize { rows: 50, cols: 160, pixel_width: 0, pixel_height: 0 }).unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
+        cmd.args(["start", "versioned_kv"]);
+        cmd.cwd(&project.root);
+        cmd.env("TERM", "xterm-256color");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(50).unwrap(),
+            std::num::NonZeroU16::new(160).unwrap(),
+            0,
+        )));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let p = parser.clone();
+        std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = [0u8; 16384];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Tui { parser, child }
+    }
+
+    fn wait_for(&self, what: &str, timeout: Duration) -> Instant {
+        let start = Instant::now();
+        loop {
+            if self.parser.lock().unwrap().screen().contents().contains(what) {
+                return Instant::now();
+            }
+            assert!(start.elapsed() < timeout, "no {what:?} on screen");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn main() {
+    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(11);
+    let project = project();
+    // Warm every cache first: the reference, both target directories.
+    project.edit(0);
+    project.bare_build();
+    project.check();
+
+    let (mut bare, mut check) = (Vec::new(), Vec::new());
+    for n in 1..=rounds {
+        project.edit(n);
+        bare.push(project.bare_build());
+        check.push(project.check());
+    }
+
+    let tui = Tui::start(&project);
+    tui.wait_for("edit 0", Duration::from_secs(120));
+    let (mut bare2, mut screen) = (Vec::new(), Vec::new());
+    for n in 1..=rounds {
+        let marker = format!("edit {:04}", 1000 + n);
+        let saved = Instant::now();
+        project.edit(1000 + n);
+        let seen = tui.wait_for(&marker, Duration::from_secs(60));
+        screen.push(seen - saved);
+        // The same edit, built bare: the bare target has not seen it yet.
+        bare2.push(project.bare_build());
+    }
+    drop(tui);
+
+    let (b, c) = (median(&mut bare), median(&mut check));
+    let (b2, s) = (median(&mut bare2), median(&mut screen));
+    println!("save → verdict, versioned_kv, {rounds} rounds, medians (cargo bench --bench save_to_verdict)");
+    println!("{:<52} {:>9} {:>8}", "", "ms", "× bare");
+    println!("{:<52} {:>9.0} {:>8.2}", "bare incremental cargo build (baseline)", ms(b), 1.0);
+    println!("{:<52} {:>9.0} {:>8.2}", "harness check, build → verdict, 142 cases", ms(c), ms(c) / ms(b));
+    println!("{:<52} {:>9.0} {:>8}", "  difference (probe + judging + process start)", ms(c) - ms(b), "");
+    println!("{:<52} {:>9.0} {:>8.2}", "bare incremental cargo build (baseline, TUI rounds)", ms(b2), 1.0);
+    println!("{:<52} {:>9.0} {:>8.2}", "harness start, save → verdict on screen", ms(s), ms(s) / ms(b2));
+    println!("{:<52} {:>9.0} {:>8}", "  difference (debounce + judging + drawing)", ms(s) - ms(b2), "");
+}

@@ -96,17 +96,20 @@ impl Judge {
     /// Builds the crate at `solution` and judges it.
     pub fn evaluate(&self, solution: &Path, cancel: &AtomicBool, progress: Progress<'_>) -> Result<Evaluation> {
         let build = compile::build(&self.config, solution)?;
-        self.evaluate_build(build, self.upto, cancel, progress)
+        self.evaluate_build(build, self.upto, cancel, progress, None)
     }
 
     /// Judges a finished build on gates `1..=upto` (the TUI builds
-    /// separately to show the build's state first).
+    /// separately to show the build's state first). When failing generated
+    /// cases are to be shrunk, `early` first receives the evaluation with
+    /// them whole, so a verdict can be shown before the shrinking is done.
     pub fn evaluate_build(
         &self,
         build: Build,
         upto: usize,
         cancel: &AtomicBool,
         progress: Progress<'_>,
+        early: Option<&dyn Fn(&Evaluation)>,
     ) -> Result<Evaluation> {
         let upto = upto.clamp(1, self.upto);
         let mut info = BuildInfo {
@@ -126,8 +129,25 @@ impl Judge {
             return Ok(Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() });
         }
         let cases: Vec<Case> = self.cases.iter().filter(|c| c.gate <= upto).cloned().collect();
-        let shrink_with = self.reference.as_ref().filter(|_| self.shrink).map(|r| &r.1);
-        let results = judge::run_suite(&target, shrink_with, &cases, cancel, progress)?;
+        let mut results = judge::run_cases(&target, &cases, cancel, progress)?;
+        let mut eval =
+            Evaluation { build: info, gates: self.group(&cases, &results, upto), run_time: started.elapsed() };
+        if let Some((_, reference)) = self.reference.as_ref().filter(|_| self.shrink)
+            && eval.gates.iter().any(|g| !g.failures.is_empty())
+        {
+            if let Some(early) = early {
+                early(&eval);
+            }
+            if judge::shrink_failures(&target, reference, &cases, &mut results, cancel)? > 0 {
+                eval.gates = self.group(&cases, &results, upto);
+                eval.run_time = started.elapsed();
+            }
+        }
+        Ok(eval)
+    }
+
+    /// Groups case results by gate, failures in suite order.
+    fn group(&self, cases: &[Case], results: &[Option<CaseResult>], upto: usize) -> Vec<GateResult> {
         let mut gates: Vec<GateResult> = self
             .problem
             .gates
@@ -136,7 +156,7 @@ impl Judge {
             .map(|g| GateResult { gate: g.number, title: g.title.clone(), total: 0, passed: 0, failures: Vec::new() })
             .collect();
         for (case, result) in cases.iter().zip(results) {
-            let Some(result) = result else { continue };
+            let Some(result) = result.clone() else { continue };
             let gate = &mut gates[case.gate - 1];
             gate.total += 1;
             if result.passed() {
@@ -145,7 +165,7 @@ impl Judge {
                 gate.failures.push((case.clone(), result));
             }
         }
-        Ok(Evaluation { build: info, gates, run_time: started.elapsed() })
+        gates
     }
 }
 

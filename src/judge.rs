@@ -282,54 +282,100 @@ fn end_text(end: &End) -> String {
 }
 
 /// Limits on shrinking one failing case.
-const SHRINK_ATTEMPTS: usize = 200;
-const SHRINK_TIME: Duration = Duration::from_secs(4);
+const SHRINK_ROUNDS: usize = 60;
+const SHRINK_TIME: Duration = Duration::from_secs(3);
+/// Failing generated cases shrunk per gate; the rest are shown whole. The
+/// first few failures are the ones a candidate reads, and each shrink
+/// costs worker round trips on the save → verdict path.
+pub const SHRUNK_PER_GATE: usize = 3;
+
+/// Judges several cases in one worker. Only for verdicts the library
+/// survives (wrong answers and caught panics): a case that crashes the
+/// worker leaves the cases after it unjudged (`None`).
+pub fn judge_many(target: &Target, cases: &[Vec<Step>]) -> Result<Vec<Option<CaseResult>>> {
+    judge_cases(target, cases, target.limits.case_timeout * cases.len().max(1) as u32)
+}
+
+/// Like [`judge_many`], with one case's time limit for the whole batch.
+fn judge_many_within(target: &Target, cases: &[Vec<Step>]) -> Result<Vec<Option<CaseResult>>> {
+    judge_cases(target, cases, target.limits.case_timeout)
+}
+
+fn judge_cases(target: &Target, cases: &[Vec<Step>], limit: Duration) -> Result<Vec<Option<CaseResult>>> {
+    let calls: Vec<Vec<Call>> = cases.iter().map(|steps| steps.iter().map(|s| s.call.clone()).collect()).collect();
+    let refs: Vec<&[Call]> = calls.iter().map(Vec::as_slice).collect();
+    let run = sandbox::run_limited(target, &refs, limit)?;
+    let finished = if run.end == End::Completed { cases.len() } else { run.cases.len().saturating_sub(1) };
+    Ok(cases
+        .iter()
+        .enumerate()
+        .map(|(i, steps)| {
+            (i < finished).then(|| {
+                let one = Run {
+                    cases: vec![run.cases.get(i).cloned().unwrap_or_default()],
+                    end: End::Completed,
+                    ..run.clone()
+                };
+                evaluate(steps, &one, target)
+            })
+        })
+        .collect())
+}
 
 /// Shrinks a failing generated case to a shorter one that fails with the
 /// same verdict: first cut everything after the failing operation, then
-/// remove ever smaller chunks (delta debugging). Each attempt recomputes
-/// the expectations with the reference, so a shorter case is judged
-/// exactly as a case of that length would be.
+/// delta debugging: try removing each chunk of operations, halving the
+/// chunk size when no removal keeps the failure. All removals of one round
+/// are judged together (one reference worker for the expectations, one
+/// worker for the solution), so a round costs two process starts. Each
+/// attempt recomputes the expectations with the reference, so a shorter
+/// case is judged exactly as a case of that length would be.
 pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseResult {
     if !failing.verdict.shrinkable() {
         return failing;
     }
+    // Verdicts that end the worker cannot share one: judge those singly.
+    let batchable = matches!(failing.verdict, Verdict::WrongAnswer | Verdict::Panic | Verdict::NotImplemented);
+    let verdict = failing.verdict;
     let original_len = failing.steps.len();
     let started = Instant::now();
-    let mut attempts = 0;
-    let mut best = failing;
-    let verdict = best.verdict;
-    let try_calls = |calls: Vec<Call>, attempts: &mut usize| -> Option<CaseResult> {
-        *attempts += 1;
-        let steps = expect_from_reference(reference, &[&calls]).ok()?.pop()?;
-        let r = judge(target, &steps).ok()?;
-        (r.verdict == verdict).then_some(r)
+    let attempt = |candidates: Vec<Vec<Call>>| -> Option<CaseResult> {
+        let refs: Vec<&[Call]> = candidates.iter().map(Vec::as_slice).collect();
+        let expected = expect_from_reference(reference, &refs).ok()?;
+        if batchable {
+            let results = judge_many(target, &expected).ok()?;
+            results.into_iter().flatten().find(|r| r.verdict == verdict)
+        } else {
+            expected.iter().filter_map(|steps| judge(target, steps).ok()).find(|r| r.verdict == verdict)
+        }
     };
+    let mut best = failing;
     if let Some(k) = best.failed_at
         && k + 1 < best.steps.len()
+        && let Some(r) = attempt(vec![best.steps[..=k].iter().map(|s| s.call.clone()).collect()])
     {
-        let calls: Vec<Call> = best.steps[..=k].iter().map(|s| s.call.clone()).collect();
-        if let Some(r) = try_calls(calls, &mut attempts) {
-            best = r;
-        }
+        best = r;
     }
-    let mut chunk = (best.steps.len() - 1) / 2;
-    while chunk >= 1 && attempts < SHRINK_ATTEMPTS && started.elapsed() < SHRINK_TIME {
-        let mut i = 1; // Never remove the constructor.
-        let mut progress = false;
-        while i < best.steps.len() && attempts < SHRINK_ATTEMPTS && started.elapsed() < SHRINK_TIME {
-            let end = (i + chunk).min(best.steps.len());
-            let calls: Vec<Call> = best.steps[..i].iter().chain(&best.steps[end..]).map(|s| s.call.clone()).collect();
-            match try_calls(calls, &mut attempts) {
-                Some(r) => {
-                    best = r;
-                    progress = true;
-                }
-                None => i += chunk,
-            }
+    let mut chunk = (best.steps.len() - 1).div_ceil(2);
+    let mut rounds = 0;
+    while chunk >= 1 && rounds < SHRINK_ROUNDS && started.elapsed() < SHRINK_TIME {
+        rounds += 1;
+        let n = best.steps.len();
+        // Every way to remove one chunk (never the constructor at 0).
+        let candidates: Vec<Vec<Call>> = (1..n)
+            .step_by(chunk)
+            .map(|i| {
+                let end = (i + chunk).min(n);
+                best.steps[..i].iter().chain(&best.steps[end..]).map(|s| s.call.clone()).collect()
+            })
+            .collect();
+        match attempt(candidates) {
+            Some(r) => best = r,
+            None => chunk /= 2,
         }
-        if !progress {
-            chunk /= 2;
+        chunk = chunk.min((best.steps.len() - 1).max(1));
+        if best.steps.len() <= 2 {
+            break;
         }
     }
     if best.steps.len() < original_len {
@@ -341,43 +387,30 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseR
 /// Progress of a suite run, for the TUI.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-/// Runs every case on up to `target.limits.jobs` workers at once. Failing
-/// generated cases are shrunk when a reference is given. Returns `None`
-/// for cases skipped because `cancel` was set.
-pub fn run_suite(
-    target: &Target,
-    reference: Option<&Target>,
-    cases: &[Case],
+/// Runs `f` over `items` on up to `jobs` threads, stopping early when
+/// `cancel` is set; returns the results in order (`None` where skipped).
+fn parallel<T: Sync, R: Send>(
+    jobs: usize,
+    items: &[T],
     cancel: &AtomicBool,
-    progress: Progress<'_>,
-) -> Result<Vec<Option<CaseResult>>> {
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<Option<R>>> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let jobs = target.limits.jobs.clamp(1, cases.len().max(1));
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
             scope.spawn(|| {
-                loop {
-                    if cancel.load(Ordering::Relaxed) {
-                        return;
-                    }
+                while !cancel.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(case) = cases.get(i) else { return };
-                    let result = judge(target, &case.steps).map(|r| match (&case.kind, reference) {
-                        (CaseKind::Generated { .. }, Some(reference)) if !r.passed() => shrink(target, reference, r),
-                        _ => r,
-                    });
-                    match result {
+                    let Some(item) = items.get(i) else { return };
+                    match f(item) {
                         Ok(r) => results.lock().expect("no panics while held")[i] = Some(r),
                         Err(e) => {
                             *error.lock().expect("no panics while held") = Some(e);
-                            cancel.store(true, Ordering::Relaxed);
                             return;
                         }
                     }
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, cases.len());
                 }
             });
         }
@@ -386,4 +419,83 @@ pub fn run_suite(
         return Err(e);
     }
     Ok(results.into_inner().expect("threads joined"))
+}
+
+/// Cases judged together in one worker on the fast path.
+const BATCH: usize = 8;
+
+/// Runs every case, on up to `target.limits.jobs` workers at once. Returns
+/// `None` for cases skipped because `cancel` was set.
+///
+/// Fast path: cases run in batches of [`BATCH`] per worker, each with a
+/// fresh instance. Every case that does not pass in its batch (a wrong
+/// answer, a panic, or anything after a crash or a timeout that ended the
+/// worker) is judged again alone, so a failure's verdict, transcript and
+/// captured output are always its own, and a passing case costs an
+/// eighth of a process start.
+pub fn run_cases(
+    target: &Target,
+    cases: &[Case],
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+) -> Result<Vec<Option<CaseResult>>> {
+    let done = AtomicUsize::new(0);
+    let batches: Vec<&[Case]> = cases.chunks(BATCH).collect();
+    let per_batch = parallel(target.limits.jobs, &batches, cancel, |batch| {
+        let steps: Vec<Vec<Step>> = batch.iter().map(|c| c.steps.clone()).collect();
+        // The whole batch gets one case's time limit: passing cases are
+        // fast, and a batch that runs out of time is judged case by case.
+        let first = judge_many_within(target, &steps)?;
+        let mut out = Vec::with_capacity(batch.len());
+        for (case, r) in batch.iter().zip(first) {
+            if cancel.load(Ordering::Relaxed) {
+                out.push(None);
+                continue;
+            }
+            let r = match r {
+                Some(r) if r.passed() => r,
+                _ => judge(target, &case.steps)?,
+            };
+            out.push(Some(r));
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, cases.len());
+        }
+        Ok(out)
+    })?;
+    let mut results: Vec<Option<CaseResult>> = per_batch.into_iter().flat_map(|b| b.unwrap_or_default()).collect();
+    results.resize(cases.len(), None);
+    Ok(results)
+}
+
+/// Shrinks the first [`SHRUNK_PER_GATE`] failing generated cases of each
+/// gate in place; returns how many were shrunk.
+pub fn shrink_failures(
+    target: &Target,
+    reference: &Target,
+    cases: &[Case],
+    results: &mut [Option<CaseResult>],
+    cancel: &AtomicBool,
+) -> Result<usize> {
+    let mut picked: Vec<(usize, CaseResult)> = Vec::new();
+    let mut per_gate = std::collections::BTreeMap::<usize, usize>::new();
+    for (i, (case, r)) in cases.iter().zip(results.iter()).enumerate() {
+        if let (CaseKind::Generated { .. }, Some(r)) = (&case.kind, r)
+            && !r.passed()
+            && r.verdict.shrinkable()
+        {
+            let n = per_gate.entry(case.gate).or_default();
+            if *n < SHRUNK_PER_GATE {
+                *n += 1;
+                picked.push((i, r.clone()));
+            }
+        }
+    }
+    let shrunk = parallel(target.limits.jobs, &picked, cancel, |(_, r)| Ok(shrink(target, reference, r.clone())))?;
+    let mut count = 0;
+    for ((i, _), r) in picked.iter().zip(shrunk) {
+        if let Some(r) = r {
+            count += usize::from(r.shrunk_from.is_some());
+            results[*i] = Some(r);
+        }
+    }
+    Ok(count)
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Value as Json, json};
 
 use crate::evaluate::Evaluation;
-use crate::judge::{Case, CaseKind, CaseResult};
+use crate::judge::{Case, CaseKind, CaseResult, SHRUNK_PER_GATE};
 use crate::problem::Problem;
 use crate::ty::to_json;
 
@@ -112,8 +112,19 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
                 p.c("1", r.verdict.name())
             );
             let _ = writeln!(out, "      {}", r.message);
-            if let Some(n) = r.shrunk_from {
-                let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
+            match (r.shrunk_from, &case.kind) {
+                (Some(n), _) => {
+                    let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
+                }
+                (None, CaseKind::Generated { .. }) => {
+                    let _ = writeln!(
+                        out,
+                        "      (not shrunk, {} operations: only the first {SHRUNK_PER_GATE} per gate are; \
+                         `--json` lists its ops for `harness replay --ops`)",
+                        r.steps.len() - 1
+                    );
+                }
+                _ => {}
             }
             for (sign, line) in transcript_diff(r) {
                 let line = format!("{sign} {line}");

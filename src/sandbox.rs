@@ -101,12 +101,16 @@ pub fn encode(cases: &[&[Call]]) -> Vec<u8> {
 /// Runs `cases` in one worker. The wall-clock limit is the case limit
 /// times the number of cases.
 pub fn run(target: &Target, cases: &[&[Call]]) -> Result<Run> {
-    let exe = std::env::current_exe().context("cannot find the harness executable")?;
-    run_with(&exe, target, cases)
+    run_limited(target, cases, target.limits.case_timeout * (cases.len().max(1) as u32))
 }
 
-pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]]) -> Result<Run> {
-    let limit = target.limits.case_timeout * (cases.len().max(1) as u32);
+/// Runs `cases` in one worker with an explicit wall-clock limit.
+pub fn run_limited(target: &Target, cases: &[&[Call]], limit: Duration) -> Result<Run> {
+    let exe = std::env::current_exe().context("cannot find the harness executable")?;
+    run_with(&exe, target, cases, limit)
+}
+
+pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], limit: Duration) -> Result<Run> {
     let cpu_seconds = limit.as_secs() + 2;
     let started = Instant::now();
     let mut child = Command::new(exe)

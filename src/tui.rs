@@ -103,6 +103,11 @@ pub fn run(
             for effect in app.update(msg) {
                 match effect {
                     Effect::Run { upto } => {
+                        // Anything the runner still does for an older run
+                        // (shrinking its failures) is stale now.
+                        if let Some(old) = &cancel {
+                            old.store(true, Ordering::Relaxed);
+                        }
                         let flag = Arc::new(AtomicBool::new(false));
                         cancel = Some(flag.clone());
                         let _ = cmd_tx.send(RunnerCmd::Run { upto, cancel: flag });
@@ -194,10 +199,21 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
         let progress = |done, total| {
             let _ = tx.send(Msg::Runner(RunnerMsg::Progress { done, total }));
         };
-        match judge.evaluate_build(build, upto, &cancel, &progress) {
-            Ok(_) if cancel.load(Ordering::Relaxed) => send(RunnerMsg::Cancelled),
-            Ok(eval) => send(RunnerMsg::Finished(Box::new(eval), sources)),
-            Err(e) => send(RunnerMsg::Error(format!("{e:#}"))),
+        // The verdict goes out before shrinking; the shrunk cases follow.
+        let sent_early = std::cell::Cell::new(false);
+        let early = |eval: &crate::evaluate::Evaluation| {
+            sent_early.set(true);
+            send(RunnerMsg::Finished(Box::new(eval.clone()), sources.clone()));
+        };
+        let result = judge.evaluate_build(build, upto, &cancel, &progress, Some(&early));
+        // Once the verdict went out the run is over for the UI; what
+        // remains is an optional refinement, dropped when stale.
+        match (result, sent_early.get(), cancel.load(Ordering::Relaxed)) {
+            (_, true, true) | (Err(_), true, _) => {}
+            (Ok(eval), true, false) => send(RunnerMsg::Refined(Box::new(eval))),
+            (_, false, true) => send(RunnerMsg::Cancelled),
+            (Ok(eval), false, false) => send(RunnerMsg::Finished(Box::new(eval), sources)),
+            (Err(e), false, false) => send(RunnerMsg::Error(format!("{e:#}"))),
         }
     }
 }

@@ -138,12 +138,16 @@ fn generated_failures_are_shrunk_and_carry_their_seed() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let generated: Vec<&Value> =
         r["gates"][0]["failures"].as_array().unwrap().iter().filter(|f| f["kind"] == "generated").collect();
-    assert!(!generated.is_empty());
-    for f in generated {
+    assert!(generated.len() > harness::judge::SHRUNK_PER_GATE, "enough failures to see the cap");
+    for (i, f) in generated.iter().enumerate() {
         assert!(f["seed"].as_str().unwrap().starts_with("0x"));
         let ops = f["ops"].as_array().unwrap().len();
-        assert!(ops <= 6, "shrunk to a short case, got {ops} ops: {f}");
-        assert!(f["shrunk_from"].as_u64().unwrap() as usize >= ops);
+        if i < harness::judge::SHRUNK_PER_GATE {
+            assert!(ops <= 6, "shrunk to a short case, got {ops} ops: {f}");
+            assert!(f["shrunk_from"].as_u64().unwrap() as usize >= ops);
+        } else {
+            assert!(f["shrunk_from"].is_null(), "only the first failures are shrunk: {f}");
+        }
     }
 }
 
@@ -326,4 +330,35 @@ fn list_shows_the_problems() {
     assert_eq!(out.status.code(), Some(0));
     let items: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(items.as_array().unwrap().iter().any(|p| p["id"] == "versioned_kv" && p["gates"] == 4));
+}
+
+#[test]
+fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
+    let dir = scratch();
+    let crate_dir = dir.path().join("sol");
+    copy_dir(&root().join("problems/versioned_kv/mutants/per_key_versions"), &crate_dir);
+    let manifest = crate_dir.join("Cargo.toml");
+    let m = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("crate-type = [\"cdylib\"]", "crate-type = [\"cdylib\", \"rlib\"]")
+        .replace("../../../../contract", root().join("contract").to_str().unwrap());
+    std::fs::write(&manifest, m + "\n[workspace]\n").unwrap();
+    let problem = harness::problem::Problem::load(&root().join("problems"), "versioned_kv").unwrap();
+    let case = problem.gates[0]
+        .cases
+        .iter()
+        .find(|c| c.name == "the version counter is global: every key's write takes the next number")
+        .unwrap();
+    let (path, note) = harness::export::write_test(&crate_dir, &problem.signature, &case.name, &case.steps).unwrap();
+    assert!(note.is_none(), "the crate has an rlib: {note:?}");
+    let out = Command::new(env!("CARGO"))
+        .args(["test", "--quiet", "--test"])
+        .arg(path.file_stem().unwrap())
+        .current_dir(&crate_dir)
+        .env("CARGO_TARGET_DIR", root().join("target/harness-export"))
+        .output()
+        .unwrap();
+    let text = text(&out);
+    assert!(!out.status.success(), "the exported test must fail on the wrong solution:\n{text}");
+    assert!(text.contains("operation 2: put(\"b\", 1)"), "{text}");
 }

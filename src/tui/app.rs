@@ -60,6 +60,8 @@ pub enum RunnerMsg {
         total: usize,
     },
     Finished(Box<Evaluation>, Vec<SourceFile>),
+    /// The same run with its first failing generated cases shrunk.
+    Refined(Box<Evaluation>),
     /// The run was abandoned because a newer save arrived.
     Cancelled,
     Error(String),
@@ -284,6 +286,18 @@ impl App {
                 } else if self.rerun_queued {
                     self.rerun_queued = false;
                     fx.extend(self.request_run());
+                }
+            }
+            RunnerMsg::Refined(eval) => {
+                // Only if nothing newer is on its way.
+                if !self.busy() && !self.rerun_queued {
+                    let selected = self.selected;
+                    if self.session.is_running() {
+                        self.session.last_run = Some(summarize(&eval));
+                        fx.push(Effect::Persist);
+                    }
+                    self.last = Some(*eval);
+                    self.selected = selected.min(self.failures().len().saturating_sub(1));
                 }
             }
             RunnerMsg::Cancelled => {
