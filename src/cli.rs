@@ -71,6 +71,34 @@ pub enum Command {
         #[arg(long)]
         fresh: bool,
     },
+    /// A mock interview: a problem drawn at random, a fixed budget, no hints.
+    ///
+    /// The draw favours problems attempted least or done worst on. The
+    /// solution starts from the starter in solutions/mock/<problem>; the
+    /// report is marked as a mock and scored.
+    Mock {
+        /// Pick this problem instead of drawing one.
+        #[arg(long)]
+        problem: Option<String>,
+        /// Time budget [default: `[mock] minutes` in harness.toml].
+        #[arg(long, value_name = "N")]
+        minutes: Option<u32>,
+    },
+    /// Review past sessions: a TUI, or headless with --list, --markdown or --json.
+    Report {
+        /// A report id (or a unique prefix of one), as `--list` shows.
+        #[arg(conflicts_with = "list")]
+        id: Option<String>,
+        /// Print every session: date, problem, mode, status, gates, time, score, id.
+        #[arg(long)]
+        list: bool,
+        /// Print the report <id> as Markdown.
+        #[arg(long, conflicts_with_all = ["json", "list"])]
+        markdown: bool,
+        /// Print the report <id> as JSON (with --list: the list as JSON).
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: the isolated process that runs candidate code.
     #[command(name = "__worker", hide = true)]
     Worker { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },

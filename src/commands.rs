@@ -1,4 +1,5 @@
-//! The headless commands: `list`, `check`, `replay`. Each returns the exit
+//! Dispatch, and the headless commands `list`, `check` and `replay` (the
+//! others live in `start`, `mock` and `review`). Each returns the exit
 //! status (0 success, 1 the solution failed); an `Err` becomes status 2.
 
 use std::io::IsTerminal;
@@ -30,6 +31,10 @@ pub fn run(cli: Cli) -> Result<u8> {
         }
         Command::Replay { problem, ops, solution, json } => replay(&config, &problem, &ops, solution.as_deref(), json),
         Command::Start { problem, minutes, fresh } => crate::start::start(&config, &problem, minutes, fresh),
+        Command::Mock { problem, minutes } => crate::mock::mock(&config, problem.as_deref(), minutes),
+        Command::Report { id, list, markdown, json } => {
+            crate::review::report(&config, id.as_deref(), list, markdown, json)
+        }
         Command::Worker { .. } => unreachable!("handled in main"),
     }
 }

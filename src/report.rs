@@ -37,6 +37,11 @@ pub struct GateReport {
     /// The solution's sources when the gate passed.
     pub snapshot: Option<Vec<SourceFile>>,
     pub followups: Vec<Followup>,
+    /// A mock's pacing target: ms from the session's start by which this
+    /// gate should pass (the budget scaled by suggested minutes,
+    /// cumulative). None in practice, and in reports written before mocks.
+    #[serde(default)]
+    pub pace_target_ms: Option<u64>,
 }
 
 /// A mock session's score, explained.
@@ -93,6 +98,7 @@ impl Report {
                 reached: g.number <= session.gate,
                 snapshot: session.snapshots.get(&g.number).cloned(),
                 followups: g.followups.clone(),
+                pace_target_ms: session.pace_ms.get(g.number - 1).copied(),
             })
             .collect();
         Report {
@@ -159,9 +165,10 @@ impl Report {
             let at = g
                 .time_to_pass_ms
                 .map_or_else(|| if g.reached { "—".to_string() } else { "not reached".to_string() }, fsio::clock);
+            let pace = g.pace_target_ms.map_or_else(String::new, |p| format!(" (by {})", fsio::clock(p)));
             let _ = writeln!(
                 md,
-                "| {} | {} | {at} | {} min | {} | {} | {} | {} | {} |",
+                "| {} | {} | {at} | {} min{pace} | {} | {} | {} | {} | {} |",
                 g.gate, g.title, g.target_minutes, g.builds, g.failed_builds, g.test_runs, g.hints_used, g.regressions
             );
         }
@@ -227,8 +234,17 @@ pub fn state_path(reports_dir: &Path, problem: &str) -> PathBuf {
     reports_dir.join("sessions").join(format!("{problem}.json"))
 }
 
+/// Where the state of a mock in progress lives: apart from the practice
+/// session of the same problem, which a mock must not replace.
+pub fn mock_state_path(reports_dir: &Path, problem: &str) -> PathBuf {
+    reports_dir.join("sessions").join("mock").join(format!("{problem}.json"))
+}
+
 pub fn save_state(reports_dir: &Path, session: &Session) -> Result<()> {
-    let path = state_path(reports_dir, &session.problem);
+    let path = match session.mode {
+        Mode::Practice => state_path(reports_dir, &session.problem),
+        Mode::Mock => mock_state_path(reports_dir, &session.problem),
+    };
     fsio::write_atomic(&path, serde_json::to_string_pretty(session)?.as_bytes())
 }
 
@@ -300,5 +316,15 @@ mod tests {
         std::fs::write(state_path(dir.path(), "kv"), "{").unwrap();
         let e = load_state(dir.path(), "kv").unwrap_err().to_string();
         assert!(e.contains("kv.json:1:"), "{e}");
+    }
+
+    #[test]
+    fn a_mock_never_replaces_the_practice_state_of_its_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let practice = Session::new("kv", Mode::Practice, 4, 1000, 5);
+        save_state(dir.path(), &practice).unwrap();
+        save_state(dir.path(), &Session::new("kv", Mode::Mock, 4, 1000, 9)).unwrap();
+        assert_eq!(load_state(dir.path(), "kv").unwrap(), Some(practice));
+        assert!(mock_state_path(dir.path(), "kv").is_file());
     }
 }

@@ -66,4 +66,32 @@ mod tests {
         let sc = score(&s);
         assert_eq!(sc.total, 105.0, "{:?}", sc.breakdown);
     }
+
+    #[test]
+    fn an_abandoned_mock_keeps_its_partial_credit_but_earns_no_bonus() {
+        let mut s = Session::new("p", Mode::Mock, 2, 60 * MIN, 0);
+        s.on_run(5 * MIN, &[GateOutcome { gate: 1, passed: 2, total: 2 }]);
+        s.last_run = Some(RunSummary { build_ok: true, gates: vec![(1, 2, 2), (2, 1, 4)], ..Default::default() });
+        s.on_quit(6 * MIN);
+        assert_eq!(s.status, Status::Abandoned);
+        let sc = score(&s);
+        assert_eq!(sc.total, 50.0 + 6.3);
+        assert!(sc.breakdown[1].starts_with("gate 2 in progress, 1/4 cases passing"), "{:?}", sc.breakdown);
+        assert!(!sc.breakdown.iter().any(|l| l.contains("budget left")));
+    }
+
+    #[test]
+    fn finishing_early_earns_a_bonus_in_proportion_to_the_time_left() {
+        let mut s = Session::new("p", Mode::Mock, 1, 60 * MIN, 0);
+        s.on_run(15 * MIN, &[GateOutcome { gate: 1, passed: 3, total: 3 }]);
+        let sc = score(&s);
+        assert_eq!(sc.total, 107.5, "{:?}", sc.breakdown);
+        assert_eq!(sc.breakdown[1], "finished with 75% of the budget left: +7.5");
+    }
+
+    #[test]
+    fn only_mocks_are_scored() {
+        assert!(score_of(&Session::new("p", Mode::Practice, 2, MIN, 0)).is_none());
+        assert!(score_of(&Session::new("p", Mode::Mock, 2, MIN, 0)).is_some());
+    }
 }

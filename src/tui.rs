@@ -18,7 +18,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use notify_debouncer_full::notify::{EventKind, RecursiveMode};
+use notify::EventKind;
 use ratatui::crossterm::event::{self, Event};
 use ratatui::crossterm::{execute, terminal};
 
@@ -30,6 +30,9 @@ use crate::problem::Problem;
 use crate::report::{self, Report};
 use crate::session::{Session, SourceFile};
 use app::{App, Effect, Msg, RunnerMsg};
+
+/// How long the solution folder must be quiet before a change counts.
+const DEBOUNCE: Duration = Duration::from_millis(50);
 
 /// Commands to the runner thread.
 enum RunnerCmd {
@@ -82,19 +85,34 @@ pub fn run(
     }
     let mut cancel: Option<Arc<AtomicBool>> = None;
     let mut last_tick = Instant::now();
+    let mut change_due: Option<Instant> = None;
     'outer: loop {
         app.now_ms = fsio::now_ms();
         terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
         let fast = app.busy() || app.runner == app::Runner::Preparing;
         let tick = if fast { Duration::from_millis(100) } else { Duration::from_millis(1000 - app.now_ms % 1000 + 5) };
-        let first = match rx.recv_timeout(tick.saturating_sub(last_tick.elapsed().min(tick))) {
+        let mut wait = tick.saturating_sub(last_tick.elapsed().min(tick));
+        if let Some(due) = change_due {
+            wait = wait.min(due.saturating_duration_since(Instant::now()));
+        }
+        let first = match rx.recv_timeout(wait) {
             Ok(m) => Some(m),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break,
         };
-        let mut msgs: Vec<Msg> = first.into_iter().collect();
-        msgs.extend(rx.try_iter());
-        if last_tick.elapsed() >= tick || msgs.is_empty() {
+        let mut msgs: Vec<Msg> = Vec::new();
+        for msg in first.into_iter().chain(rx.try_iter()) {
+            match msg {
+                // Held back until the folder has been quiet for DEBOUNCE.
+                Msg::Changed => change_due = Some(Instant::now() + DEBOUNCE),
+                other => msgs.push(other),
+            }
+        }
+        if change_due.is_some_and(|due| Instant::now() >= due) {
+            change_due = None;
+            msgs.push(Msg::Changed);
+        }
+        if last_tick.elapsed() >= tick || (msgs.is_empty() && change_due.is_none()) {
             last_tick = Instant::now();
             msgs.push(Msg::Tick);
         }
@@ -232,38 +250,26 @@ pub fn relevant(root: &Path, path: &Path) -> bool {
     !name.starts_with('.') && (name.ends_with(".rs") || name == "Cargo.toml")
 }
 
-fn watch(
-    dir: &Path,
-    tx: Sender<Msg>,
-) -> Result<
-    notify_debouncer_full::Debouncer<
-        notify_debouncer_full::notify::RecommendedWatcher,
-        notify_debouncer_full::RecommendedCache,
-    >,
-> {
+/// Watches the solution folder. Raw events only mark "something relevant
+/// changed"; the loop debounces them ([`DEBOUNCE`]), so editors that save by
+/// writing a temporary file and renaming it over the original (a burst of
+/// create, rename and remove events) cause one run, and an idle session has
+/// no timer thread waking up.
+fn watch(dir: &Path, tx: Sender<Msg>) -> Result<notify::RecommendedWatcher> {
+    use notify::Watcher;
     let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let watch_root = root.clone();
-    // Editors that save by writing a temporary file and renaming it over
-    // the original produce create/rename/remove bursts; the debouncer pairs
-    // them into one change.
-    let mut debouncer = notify_debouncer_full::new_debouncer(
-        Duration::from_millis(50),
-        None,
-        move |result: notify_debouncer_full::DebounceEventResult| {
-            let Ok(events) = result else { return };
-            let hit = events
-                .iter()
-                .any(|e| !matches!(e.kind, EventKind::Access(_)) && e.paths.iter().any(|p| relevant(&root, p)));
-            if hit {
-                let _ = tx.send(Msg::Changed);
-            }
-        },
-    )
+    let mut watcher = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
+        let Ok(event) = result else { return };
+        if !matches!(event.kind, EventKind::Access(_)) && event.paths.iter().any(|p| relevant(&root, p)) {
+            let _ = tx.send(Msg::Changed);
+        }
+    })
     .context("cannot start the file watcher")?;
-    debouncer
-        .watch(&watch_root, RecursiveMode::Recursive)
+    watcher
+        .watch(&watch_root, notify::RecursiveMode::Recursive)
         .with_context(|| format!("cannot watch {}", dir.display()))?;
-    Ok(debouncer)
+    Ok(watcher)
 }
 
 /// Lets the loop stop the input thread while an editor owns the terminal.

@@ -437,9 +437,20 @@ pub const HELP: &[(&str, &str)] = &[
     ("o", "after time is up: keep going in overtime"),
 ];
 
+/// A help entry as it applies in `mode`: a mock has no hints and no
+/// overtime, and quitting ends it.
+fn help_entry(mode: Mode, key: &'static str, text: &'static str) -> Option<(&'static str, &'static str)> {
+    match (mode, key) {
+        (Mode::Mock, "h" | "o") => None,
+        (Mode::Mock, "q / Esc") => Some((key, "quit (asks first; the mock is recorded as abandoned)")),
+        _ => Some((key, text)),
+    }
+}
+
 fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines: Vec<Line<'static>> = HELP
         .iter()
+        .filter_map(|&(k, d)| help_entry(app.session.mode, k, d))
         .map(|(k, d)| {
             Line::from(vec![
                 Span::styled(format!("{k:>10}  "), Style::default().fg(Color::Cyan)),
@@ -490,15 +501,28 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines = vec![headline, Line::default()];
     for (g, stats) in app.problem.gates.iter().zip(&s.gates) {
         let at = stats.passed_at_ms.map_or_else(|| "—".to_string(), clock);
+        // A mock's target is its pace: the budget scaled, from the start.
+        let target = match s.pace_ms.get(g.number - 1) {
+            Some(&pace) => format!("target by {}", clock(pace)),
+            None => format!("target {} min", g.minutes),
+        };
         lines.push(Line::from(format!(
-            "gate {}  {:<26} {:>8}  (target {} min) · {} builds · {} hints",
+            "gate {}  {:<26} {:>8}  ({target}) · {} builds · {} hints",
             g.number,
             truncate(&g.title, 26),
             at,
-            g.minutes,
             stats.builds,
             stats.hints_used
         )));
+    }
+    if s.mode == Mode::Mock {
+        // The score is explained where the mock ends, not only in the report.
+        let score = crate::score::score(s);
+        lines.push(Line::default());
+        lines.push(Line::styled(format!("Score {:.1}", score.total), Style::default().add_modifier(Modifier::BOLD)));
+        for l in score.breakdown {
+            lines.push(Line::from(format!("  {l}")));
+        }
     }
     lines.push(Line::default());
     if let Some(p) = &app.report_path {
