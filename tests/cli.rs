@@ -362,3 +362,15 @@ fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
     assert!(!out.status.success(), "the exported test must fail on the wrong solution:\n{text}");
     assert!(text.contains("operation 2: put(\"b\", 1)"), "{text}");
 }
+
+#[test]
+fn start_without_a_terminal_exits_2_and_points_to_check() {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(root())
+        .args(["start", "versioned_kv"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("harness check"), "{}", text(&out));
+}

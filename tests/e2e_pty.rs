@@ -94,17 +94,20 @@ impl VersionedKv for Store {
 harness_contract::export!(versioned_kv, Store);
 "#;
 
-#[test]
-fn practice_session_from_start_to_gate_2_and_quit() {
-    let project = scratch_project();
-    let dir = project.path();
-    let pty = native_pty_system();
-    let pair = pty.openpty(PtySize { rows: 24, cols: 80, pixel_width: 0, pixel_height: 0 }).unwrap();
+struct Session {
+    screen: Screen,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+}
+
+/// `harness start versioned_kv` in an 80×24 pseudo-terminal.
+fn spawn(dir: &Path) -> Session {
+    let pair = native_pty_system().openpty(PtySize { rows: 24, cols: 80, pixel_width: 0, pixel_height: 0 }).unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
     cmd.args(["start", "versioned_kv"]);
     cmd.cwd(dir);
     cmd.env("TERM", "xterm-256color");
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    let child = pair.slave.spawn_command(cmd).unwrap();
     // Without dropping the slave the reader never sees EOF.
     drop(pair.slave);
     let parser = Arc::new(Mutex::new(vt100::Parser::new(
@@ -113,9 +116,11 @@ fn practice_session_from_start_to_gate_2_and_quit() {
         0,
     )));
     let mut reader = pair.master.try_clone_reader().unwrap();
+    let writer = pair.master.take_writer().unwrap();
     {
         let parser = parser.clone();
         std::thread::spawn(move || {
+            let _master = pair.master;
             let mut buf = [0u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
@@ -125,8 +130,55 @@ fn practice_session_from_start_to_gate_2_and_quit() {
             }
         });
     }
-    let mut writer = pair.master.take_writer().unwrap();
-    let screen = Screen { parser };
+    Session { screen: Screen { parser }, child, writer }
+}
+
+fn state(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_killed_session_resumes_with_the_clock_still_running() {
+    let project = scratch_project();
+    let dir = project.path();
+    let mut first = spawn(dir);
+    first.screen.wait_for("not_implemented", Duration::from_secs(120));
+    let before = state(dir);
+    // As hard as it gets: no chance to save anything on the way out.
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+
+    let mut second = spawn(dir);
+    second.screen.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    second.screen.wait_for("not_implemented", Duration::from_secs(60));
+    let after = state(dir);
+    assert_eq!(after["id"], before["id"], "the same session");
+    assert_eq!(after["started_at_ms"], before["started_at_ms"], "the clock was not reset");
+    let kinds: Vec<&str> = after["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"resumed"), "{kinds:?}");
+    // The countdown on screen counts from the original start.
+    let budget_ms = after["budget_ms"].as_u64().unwrap();
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let left_ms = budget_ms - (now_ms - after["started_at_ms"].as_u64().unwrap());
+    let text = second.screen.contents();
+    let shown = text.lines().next().unwrap_or("").to_string();
+    let expected = format!("{}:{:02}:", left_ms / 3_600_000, left_ms / 60_000 % 60);
+    assert!(shown.contains(&expected) && shown.contains("left"), "header {shown:?}, expected about {expected}");
+    second.writer.write_all(b"qy").unwrap();
+    second.writer.flush().unwrap();
+    let start = Instant::now();
+    while second.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(20), "harness did not exit after quit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn practice_session_from_start_to_gate_2_and_quit() {
+    let project = scratch_project();
+    let dir = project.path();
+    let Session { screen, mut child, mut writer } = spawn(dir);
 
     screen.wait_for("Gate 1: Store and read", Duration::from_secs(60));
     screen.wait_for("not_implemented", Duration::from_secs(120));

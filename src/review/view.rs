@@ -23,16 +23,10 @@ const LABEL_WIDTH: usize = 13;
 const GATE_COLORS: [Color; 6] = [Color::Cyan, Color::Green, Color::Yellow, Color::Magenta, Color::Blue, Color::Red];
 
 pub fn draw(frame: &mut Frame, app: &Review) {
-    let area = frame.area();
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let text = vec![
-            Line::from("The window is too small."),
-            Line::from(format!("Make it at least {MIN_WIDTH}×{MIN_HEIGHT} (it is {}×{}).", area.width, area.height)),
-            Line::from("q quits."),
-        ];
-        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+    if crate::tui::view::too_small(frame, MIN_WIDTH, MIN_HEIGHT) {
         return;
     }
+    let area = frame.area();
     match (app.screen, app.current()) {
         (Screen::Detail, Some(r)) => draw_detail(frame, app, r, area),
         (Screen::Progress, _) => draw_progress(frame, app, area),

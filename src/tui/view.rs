@@ -19,17 +19,27 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 /// The last minutes before the budget ends, shown in the warning colour.
 const WARN_MS: i64 = 10 * 60_000;
 
-pub fn draw(frame: &mut Frame, app: &App) {
+/// Draws "make the window larger" instead of a layout that cannot fit;
+/// returns whether it did.
+pub fn too_small(frame: &mut Frame, min_width: u16, min_height: u16) -> bool {
     let area = frame.area();
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let text = vec![
-            Line::from("The window is too small."),
-            Line::from(format!("Make it at least {MIN_WIDTH}×{MIN_HEIGHT} (it is {}×{}).", area.width, area.height)),
-            Line::from("q quits."),
-        ];
-        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+    if area.width >= min_width && area.height >= min_height {
+        return false;
+    }
+    let text = vec![
+        Line::from("The window is too small."),
+        Line::from(format!("Make it at least {min_width}×{min_height} (it is {}×{}).", area.width, area.height)),
+        Line::from("q quits."),
+    ];
+    frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+    true
+}
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    if too_small(frame, MIN_WIDTH, MIN_HEIGHT) {
         return;
     }
+    let area = frame.area();
     let [header, body, footer] =
         Layout::vertical([Constraint::Length(2), Constraint::Min(5), Constraint::Length(1)]).areas(area);
     draw_header(frame, app, header);
