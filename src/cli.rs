@@ -99,6 +99,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check that problems are honest: the reference passes, the starter
+    /// fails gate 1 with not_implemented only, every mutant is caught at
+    /// its gate. Exit 0 when all is well, 1 with findings.
+    Audit {
+        /// Problem ids [default: every problem].
+        problems: Vec<String>,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: the isolated process that runs candidate code.
     #[command(name = "__worker", hide = true)]
     Worker { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },

@@ -35,6 +35,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Report { id, list, markdown, json } => {
             crate::review::report(&config, id.as_deref(), list, markdown, json)
         }
+        Command::Audit { problems, json } => crate::audit::command(&config, &problems, json),
         Command::Worker { .. } => unreachable!("handled in main"),
     }
 }

@@ -5,6 +5,7 @@
 //! processes, `judge` turns gates into cases and verdicts, `evaluate` ties a
 //! save to a verdict, and the commands render the result.
 
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod compile;

@@ -1,13 +1,13 @@
-//! Every shipped problem is honest: its reference passes every gate, its
-//! starter compiles and fails gate 1 with `not_implemented` only, and each
-//! mutant passes every gate before its own and is caught at its own gate
-//! (by the named case, when the problem names one).
+//! Every shipped problem is honest (`harness audit`): its reference passes
+//! every gate, its starter compiles and fails gate 1 with `not_implemented`
+//! only, and each mutant passes every gate before its own and is caught at
+//! its own gate by the case the problem names.
 //!
 //! Problems are discovered from `problems/`, so a new problem is covered
 //! without touching this file. `HARNESS_TEST_PROBLEM=<id>` narrows the run
 //! to one problem while writing it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -16,88 +16,32 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn check(problem: &str, solution: &Path, gate: Option<usize>) -> (i32, Value) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.current_dir(root()).args(["check", problem, "--json", "--no-shrink", "--solution"]).arg(solution);
-    if let Some(g) = gate {
-        cmd.args(["--gate", &g.to_string()]);
-    }
-    let out = cmd.output().expect("run harness");
-    let code = out.status.code().unwrap_or(-1);
-    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+/// Runs `harness audit --json` on some problems; returns the failed findings.
+fn audit(ids: &[String]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(root())
+        .args(["audit", "--json"])
+        .args(ids)
+        .output()
+        .expect("run harness");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "{problem} {}: no JSON ({e}), exit {code}\nstderr: {}",
-            solution.display(),
+            "audit {ids:?}: no JSON ({e}), exit {:?}\nstderr: {}",
+            out.status.code(),
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    (code, json)
-}
-
-fn gate_passed(report: &Value, gate: usize) -> bool {
-    report["gates"][gate - 1]["passed"].as_bool().unwrap_or(false)
-}
-
-fn failure_names(report: &Value, gate: usize) -> Vec<String> {
-    report["gates"][gate - 1]["failures"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|f| f["case"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-/// Checks one problem; returns every way it is dishonest.
-fn audit(id: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    let dir = root().join("problems").join(id);
-    let manifest: toml::Table = toml::from_str(&std::fs::read_to_string(dir.join("problem.toml")).unwrap()).unwrap();
-    let gates = manifest["gate"].as_array().map_or(0, |g| g.len());
-
-    let (code, report) = check(id, &dir.join("reference"), None);
-    if code != 0 {
-        problems.push(format!("{id}: the reference does not pass every gate (exit {code}): {report:#}"));
-    }
-
-    let (code, report) = check(id, &dir.join("starter"), Some(1));
-    if code != 1 || !report["build"]["ok"].as_bool().unwrap_or(false) {
-        problems.push(format!("{id}: the starter must build and fail (exit {code}): {:#}", report["build"]));
-    } else {
-        let failures = report["gates"][0]["failures"].as_array().cloned().unwrap_or_default();
-        if failures.is_empty() || failures.iter().any(|f| f["verdict"] != "not_implemented") {
-            problems.push(format!("{id}: the starter must fail gate 1 with not_implemented only"));
+    let mut findings = Vec::new();
+    for p in report["problems"].as_array().unwrap() {
+        let findings_of = p["findings"].as_array().unwrap();
+        let mutants = findings_of.iter().filter(|f| f["subject"].as_str().unwrap().starts_with("mutant ")).count();
+        assert!(mutants > 0, "{}: a problem ships mutants", p["problem"]);
+        for f in findings_of.iter().filter(|f| f["ok"] != true) {
+            findings.push(format!("{} {}: {}", p["problem"], f["subject"], f["detail"].as_str().unwrap()));
         }
     }
-
-    for m in manifest.get("mutant").and_then(|m| m.as_array()).into_iter().flatten() {
-        let name = m["name"].as_str().unwrap();
-        let gate = m["gate"].as_integer().unwrap() as usize;
-        assert!(gate <= gates);
-        let (_, report) = check(id, &dir.join("mutants").join(name), Some(gate));
-        if !report["build"]["ok"].as_bool().unwrap_or(false) {
-            problems.push(format!("{id}: mutant {name} does not build: {:#}", report["build"]));
-            continue;
-        }
-        for earlier in 1..gate {
-            if !gate_passed(&report, earlier) {
-                problems.push(format!(
-                    "{id}: mutant {name} belongs to gate {gate} but already fails gate {earlier}: {:?}",
-                    failure_names(&report, earlier)
-                ));
-            }
-        }
-        if gate_passed(&report, gate) {
-            problems.push(format!("{id}: mutant {name} survives gate {gate}: the hidden tests have a hole"));
-        } else if let Some(case) = m.get("caught_by").and_then(|c| c.as_str())
-            && !failure_names(&report, gate).iter().any(|n| n == case)
-        {
-            problems.push(format!(
-                "{id}: mutant {name} is not caught by `{case}` (caught by {:?})",
-                failure_names(&report, gate)
-            ));
-        }
-    }
-    problems
+    assert_eq!(out.status.code(), Some(if findings.is_empty() { 0 } else { 1 }), "exit status matches findings");
+    findings
 }
 
 #[test]
@@ -112,14 +56,59 @@ fn every_problem_is_honest() {
         .collect();
     ids.sort();
     assert!(!ids.is_empty(), "no problems found");
-    // Two problems at a time: each check already runs its cases in parallel.
+    // Two audits at a time: one builds while the other judges.
+    let halves: Vec<Vec<String>> = ids.chunks(ids.len().div_ceil(2)).map(|c| c.to_vec()).collect();
     let findings: Vec<String> = std::thread::scope(|s| {
-        let chunks: Vec<Vec<String>> = ids.chunks(ids.len().div_ceil(2)).map(|c| c.to_vec()).collect();
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| s.spawn(move || chunk.iter().flat_map(|id| audit(id)).collect::<Vec<_>>()))
-            .collect();
+        let handles: Vec<_> = halves.iter().map(|half| s.spawn(move || audit(half))).collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     assert!(findings.is_empty(), "{} finding(s):\n{}", findings.len(), findings.join("\n"));
+}
+
+#[test]
+fn audit_reports_a_surviving_mutant_as_a_hole() {
+    // A scratch copy of versioned_kv whose gate-2 cases lost the rule that
+    // deletes keep history: the mutant that erases history survives.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let src = root().join("problems/versioned_kv");
+    let dst = p.join("problems/versioned_kv");
+    for krate in ["reference", "starter", "mutants/delete_erases_history"] {
+        let to = dst.join(krate);
+        std::fs::create_dir_all(to.join("src")).unwrap();
+        std::fs::copy(src.join(krate).join("src/lib.rs"), to.join("src/lib.rs")).unwrap();
+        let manifest = std::fs::read_to_string(src.join(krate).join("Cargo.toml"))
+            .unwrap()
+            .replace("../../../../contract", root().join("contract").to_str().unwrap())
+            .replace("../../../contract", root().join("contract").to_str().unwrap());
+        std::fs::write(to.join("Cargo.toml"), manifest + "\n[workspace]\n").unwrap();
+    }
+    let toml = std::fs::read_to_string(src.join("problem.toml")).unwrap();
+    // Keep one mutant, drop the cases and generators that catch it.
+    let cut = toml.find("[[mutant]]").unwrap();
+    let mut toml = toml[..cut].to_string();
+    toml.push_str(
+        "[[mutant]]\nname = \"delete_erases_history\"\ngate = 2\nmistake = \"Delete removes the history.\"\n",
+    );
+    let weak = toml
+        .replace("get_at(\"a\", 1) -> 10\nget_at(\"a\", 2) -> 20\nget_at(\"a\", 3) -> None", "get_at(\"a\", 3) -> None")
+        .replace("get_at(\"a\", 2) -> None\nget_at(\"a\", 1) -> 1\n", "get_at(\"a\", 2) -> None\n")
+        .replace("get_at(\"a\", 1) -> 1\n'''", "'''")
+        .replace("keys_at(3) -> [\"a\", \"b\", \"c\"]\n", "")
+        .replace("cases = 25\nlength = [20, 120]\nseed = 2", "cases = 0\nlength = [20, 120]\nseed = 2");
+    std::fs::write(dst.join("problem.toml"), weak).unwrap();
+    std::fs::write(
+        p.join("harness.toml"),
+        format!(
+            "[paths]\ncontract = {:?}\ntarget = {:?}\n",
+            root().join("contract"),
+            root().join("target/harness-audit")
+        ),
+    )
+    .unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(p).args(["audit", "versioned_kv"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("✗ mutant delete_erases_history") && text.contains("survives gate 2"), "{text}");
 }
