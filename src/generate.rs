@@ -7,7 +7,7 @@
 
 use harness_contract::Value;
 
-use crate::problem::{Problem, Signature, domain_for};
+use crate::problem::{Problem, Signature, domain_key_for};
 use crate::script::Call;
 use crate::ty::Ty;
 
@@ -24,6 +24,13 @@ pub enum Domain {
     Bools,
     /// `{ list = <domain>, len = [lo, hi] }`.
     List(Box<Domain>, usize, usize),
+    /// `{ clock = [step_lo, step_hi], start = [lo, hi], late = 0.1 }`: a
+    /// time that moves forward through a case. The first draw is uniform in
+    /// `start`; each later one adds a step uniform in `clock`, except that
+    /// with probability `late` it is an earlier time (a late arrival),
+    /// uniform between the start and the current time. Every parameter
+    /// drawn from the same `[generate.params]` entry shares one clock.
+    Clock { step: (i128, i128), start: (i128, i128), late: f64 },
 }
 
 impl Domain {
@@ -61,6 +68,24 @@ impl Domain {
             Ok(Domain::Strings(strings))
         } else if t.contains_key("bools") {
             Ok(Domain::Bools)
+        } else if t.contains_key("clock") {
+            let ints = |key: &str| -> Result<(i128, i128), String> {
+                let [lo, hi] = pair(key)?;
+                match (lo.as_integer(), hi.as_integer()) {
+                    (Some(lo), Some(hi)) if 0 <= lo && lo <= hi => Ok((lo as i128, hi as i128)),
+                    _ => Err(format!("`{key}` must be [low, high] with 0 <= low <= high")),
+                }
+            };
+            let step = ints("clock")?;
+            let start = if t.contains_key("start") { ints("start")? } else { (0, 0) };
+            let late = match t.get("late") {
+                None => 0.0,
+                Some(v) => v
+                    .as_float()
+                    .filter(|p| (0.0..=1.0).contains(p))
+                    .ok_or("`late` must be a probability from 0.0 to 1.0")?,
+            };
+            Ok(Domain::Clock { step, start, late })
         } else if let Some(inner) = t.get("list") {
             let [lo, hi] = pair("len")?;
             let (Some(lo), Some(hi)) = (lo.as_integer(), hi.as_integer()) else {
@@ -71,7 +96,7 @@ impl Domain {
             }
             Ok(Domain::List(Box::new(Domain::from_toml(inner)?), lo as usize, hi as usize))
         } else {
-            Err("unknown domain: use ints, floats, strings, bools or list".into())
+            Err("unknown domain: use ints, floats, strings, bools, list or clock".into())
         }
     }
 
@@ -83,6 +108,7 @@ impl Domain {
                 ty.check(Value::Int(*lo), &[], false)?;
                 ty.check(Value::Int(*hi), &[], false).map(|_| ())
             }
+            (Domain::Clock { start, .. }, Ty::Int(_)) => ty.check(Value::Int(start.0), &[], false).map(|_| ()),
             (Domain::Floats(..), Ty::Float) | (Domain::Strings(_), Ty::Str) | (Domain::Bools, Ty::Bool) => Ok(()),
             (Domain::List(inner, ..), Ty::List(t)) => inner.check(t),
             (d, t) => Err(format!("a {} domain cannot produce {t}", d.kind())),
@@ -96,18 +122,35 @@ impl Domain {
             Domain::Strings(_) => "strings",
             Domain::Bools => "bools",
             Domain::List(..) => "list",
+            Domain::Clock { .. } => "clock",
         }
     }
 
-    pub fn draw(&self, rng: &mut Rng) -> Value {
+    /// Draws one value; `clock` is the running time of this domain in this
+    /// case (used by [`Domain::Clock`] only).
+    pub fn draw(&self, rng: &mut Rng, clock: &mut Option<i128>) -> Value {
+        fn range(rng: &mut Rng, lo: i128, hi: i128) -> i128 {
+            lo + rng.below((hi - lo + 1) as u64) as i128
+        }
         match self {
+            Domain::Clock { step, start, late } => {
+                let now = match *clock {
+                    None => range(rng, start.0, start.1),
+                    Some(now) if *late > 0.0 && rng.unit() < *late => {
+                        return Value::Int(range(rng, start.0.min(now), now));
+                    }
+                    Some(now) => now + range(rng, step.0, step.1),
+                };
+                *clock = Some(now);
+                Value::Int(now)
+            }
             Domain::Ints(lo, hi) => Value::Int(lo + rng.below((hi - lo + 1) as u64) as i128),
             Domain::Floats(lo, hi) => Value::Float(lo + (hi - lo) * rng.unit()),
             Domain::Strings(s) => Value::Str(s[rng.below(s.len() as u64) as usize].clone()),
             Domain::Bools => Value::Bool(rng.below(2) == 1),
             Domain::List(inner, lo, hi) => {
                 let n = lo + rng.below((hi - lo + 1) as u64) as usize;
-                Value::List((0..n).map(|_| inner.draw(rng)).collect())
+                Value::List((0..n).map(|_| inner.draw(rng, &mut None)).collect())
             }
         }
     }
@@ -168,13 +211,15 @@ pub fn generate(problem: &Problem, spec: &GenSpec, seed: u64) -> Vec<Call> {
     let mut rng = Rng::new(seed);
     let (lo, hi) = spec.length;
     let len = lo + rng.below((hi - lo + 1) as u64) as usize;
-    let draw_args = |rng: &mut Rng, op: &str, params: &[(String, Ty)]| -> Vec<Value> {
+    // The running value of each clock domain, by its key in the problem.
+    let mut clocks: std::collections::HashMap<String, Option<i128>> = std::collections::HashMap::new();
+    let mut draw_args = |rng: &mut Rng, op: &str, params: &[(String, Ty)]| -> Vec<Value> {
         params
             .iter()
             .map(|(name, _)| {
-                domain_for(&problem.domains, op, name)
-                    .expect("validated at load: every weighted op has domains")
-                    .draw(rng)
+                let (key, domain) = domain_key_for(&problem.domains, op, name)
+                    .expect("validated at load: every weighted op has domains");
+                domain.draw(rng, clocks.entry(key.to_string()).or_default())
             })
             .collect()
     };
@@ -227,6 +272,32 @@ mod tests {
     }
 
     #[test]
+    fn a_clock_moves_forward_with_occasional_late_arrivals() {
+        let v = toml::from_str::<toml::Value>("d = { clock = [1, 5], start = [100, 100], late = 0.2 }").unwrap();
+        let d = Domain::from_toml(&v["d"]).unwrap();
+        assert!(d.check(&"u64".parse().unwrap()).is_ok());
+        let mut r = Rng::new(3);
+        let mut clock = None;
+        let mut latest = 0;
+        let (mut late, mut forward) = (0, 0);
+        for i in 0..400 {
+            let Value::Int(t) = d.draw(&mut r, &mut clock) else { panic!() };
+            if i == 0 {
+                assert_eq!(t, 100);
+            } else if t <= latest {
+                late += 1;
+                assert!(t >= 100);
+            } else {
+                forward += 1;
+                assert!((1..=5).contains(&(t - latest)), "a step of {}", t - latest);
+            }
+            latest = latest.max(t);
+        }
+        assert!(late > 40 && forward > 250, "late {late}, forward {forward}");
+        assert!(Domain::from_toml(&toml::from_str::<toml::Value>("d = { clock = [5, 1] }").unwrap()["d"]).is_err());
+    }
+
+    #[test]
     fn domains_parse_and_check() {
         let d = Domain::from_toml(
             &toml::from_str::<toml::Value>("d = { list = { strings = [\"a\"] }, len = [0, 3] }").unwrap()["d"],
@@ -239,7 +310,7 @@ mod tests {
         assert!(ints.check(&"i64".parse().unwrap()).is_ok());
         let mut r = Rng::new(1);
         for _ in 0..50 {
-            match d.draw(&mut r) {
+            match d.draw(&mut r, &mut None) {
                 Value::List(items) => assert!(items.len() <= 3),
                 other => panic!("{other:?}"),
             }

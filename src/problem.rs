@@ -491,7 +491,19 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
 
 /// The domain for `op`'s parameter: `"op.param"` wins over `"param"`.
 pub fn domain_for<'a>(domains: &'a BTreeMap<String, Domain>, op: &str, param: &str) -> Option<&'a Domain> {
-    domains.get(&format!("{op}.{param}")).or_else(|| domains.get(param))
+    domain_key_for(domains, op, param).map(|(_, d)| d)
+}
+
+/// Like [`domain_for`], with the key the domain was found under.
+pub fn domain_key_for<'a>(
+    domains: &'a BTreeMap<String, Domain>,
+    op: &str,
+    param: &str,
+) -> Option<(&'a str, &'a Domain)> {
+    domains
+        .get_key_value(&format!("{op}.{param}"))
+        .or_else(|| domains.get_key_value(param))
+        .map(|(k, d)| (k.as_str(), d))
 }
 
 /// Byte offset in the file of column `column` of line `line` of a script
