@@ -43,14 +43,18 @@ pub fn render(md: &str) -> Vec<Line<'static>> {
             out.push(Line::from(Span::styled(text, style)));
             continue;
         }
+        // Nested items (indented by two or more spaces) are indented more.
+        let depth = (line.len() - trimmed.len()) / 2;
+        let indent = "  ".repeat(depth + 1);
         if let Some(rest) = trimmed.strip_prefix("- ").or_else(|| trimmed.strip_prefix("* ")) {
             flush(&mut para, &mut out);
-            para = Some(("  • ".into(), rest.to_string()));
+            let bullet = if depth == 0 { "•" } else { "◦" };
+            para = Some((format!("{indent}{bullet} "), rest.to_string()));
             continue;
         }
         if let Some((num, rest)) = numbered(trimmed) {
             flush(&mut para, &mut out);
-            para = Some((format!("  {num}. "), rest.to_string()));
+            para = Some((format!("{indent}{num}. "), rest.to_string()));
             continue;
         }
         match &mut para {
@@ -129,13 +133,14 @@ mod tests {
 
     #[test]
     fn paragraphs_join_and_lists_and_code_keep_their_shape() {
-        let md = "Intro line one\nline two.\n\n- `put(k)` does\n  a thing\n- **bold** item\n\n### Example\n```text\nput(\"a\", 1) -> 1\n```\n";
+        let md = "Intro line one\nline two.\n\n- `put(k)` does\n  a thing\n  - nested\n- **bold** item\n\n### Example\n```text\nput(\"a\", 1) -> 1\n```\n";
         assert_eq!(
             text(&render(md)),
             vec![
                 "Intro line one line two.",
                 "",
                 "  • put(k) does a thing",
+                "    ◦ nested",
                 "  • bold item",
                 "",
                 "Example",
