@@ -124,17 +124,17 @@ impl Report {
         }
     }
 
+    /// The state the session was left in; a practice session that can
+    /// still be resumed is "in progress".
+    pub fn status_label(&self) -> &'static str {
+        if self.status == Status::Running && self.in_progress { "in progress" } else { self.status.label() }
+    }
+
     /// The readable version written beside the JSON.
     pub fn to_markdown(&self) -> String {
         let mut md = String::new();
         let _ = writeln!(md, "# {} — {}\n", self.problem, self.title);
-        let status = match self.status {
-            Status::Running if self.in_progress => "in progress",
-            Status::Running => "running",
-            Status::Completed => "completed",
-            Status::TimeUp => "time up",
-            Status::Abandoned => "abandoned",
-        };
+        let status = self.status_label();
         let mode = match self.mode {
             Mode::Practice => "practice",
             Mode::Mock => "mock",

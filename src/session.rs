@@ -32,6 +32,17 @@ pub enum Status {
     Abandoned,
 }
 
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed => "completed",
+            Status::TimeUp => "time up",
+            Status::Abandoned => "abandoned",
+        }
+    }
+}
+
 /// Per-gate counters; builds and runs count toward the gate that was
 /// current when they happened.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,9 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::fsio;
 use crate::report::Report;
-use crate::session::{EventKind, Mode, SourceFile, Status};
+#[cfg(test)]
+use crate::session::Status;
+use crate::session::{EventKind, Mode, SourceFile};
 
 /// `2026-11-29 08:20` (UTC), for tables.
 pub fn date(ms: u64) -> String {
@@ -28,13 +30,7 @@ pub fn mode_label(mode: Mode) -> &'static str {
 /// The state a report was left in; a practice session that can still be
 /// resumed is "in progress".
 pub fn status_label(r: &Report) -> &'static str {
-    match r.status {
-        Status::Running if r.in_progress => "in progress",
-        Status::Running => "running",
-        Status::Completed => "completed",
-        Status::TimeUp => "time up",
-        Status::Abandoned => "abandoned",
-    }
+    r.status_label()
 }
 
 /// One line of the session list.

@@ -12,7 +12,7 @@ use crate::judge::{Case, CaseResult};
 use crate::problem::Problem;
 use crate::report_text;
 use crate::script::Step;
-use crate::session::{FailureSummary, GateOutcome, Mode, RunSummary, Session, SourceFile, Status, Transition};
+use crate::session::{FailureSummary, GateOutcome, Mode, RunSummary, Session, SourceFile, Transition};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -544,16 +544,5 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
                     .collect(),
             })
             .collect(),
-    }
-}
-
-impl Status {
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Completed => "completed",
-            Status::TimeUp => "time up",
-            Status::Abandoned => "abandoned",
-        }
     }
 }
