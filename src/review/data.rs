@@ -10,8 +10,6 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::fsio;
 use crate::report::Report;
-#[cfg(test)]
-use crate::session::Status;
 use crate::session::{EventKind, Mode, SourceFile};
 
 /// `2026-11-29 08:20` (UTC), for tables.
@@ -427,7 +425,7 @@ pub fn problems(reports: &[Report]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::report::GateReport;
-    use crate::session::Event;
+    use crate::session::{Event, Status};
 
     const MIN: u64 = 60_000;
 
