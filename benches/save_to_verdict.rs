@@ -44,7 +44,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A gate-4 mutant keeps the session at gate 4, so every save judges the
 /// full suite (and some cases fail, so their output is on screen).
-const SOLUTION: &str = "problems/versioned_kv/mutants/empty_commit_takes_a_version";
+const MUTANT: &str = "empty_commit_takes_a_version";
 
 struct Project {
     _dir: tempfile::TempDir,
@@ -64,10 +64,13 @@ fn project() -> Project {
         std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
     }
     let sol = p.join("solutions/versioned_kv");
-    copy_dir(&root().join(SOLUTION), &sol);
+    let config = harness::config::Config::discover(&root()).unwrap();
+    let problem = harness::problem::Problem::load(&config.problems_dir, "versioned_kv").unwrap();
+    let mutant = problem.mutants.iter().find(|m| m.name == MUTANT).unwrap();
+    copy_dir(&harness::compile::mutant_crate(&config, &problem, mutant).unwrap(), &sol);
     let manifest = sol.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap().replace("../../../../contract", contract.to_str().unwrap());
-    std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
+    let text = std::fs::read_to_string(&manifest).unwrap().replace("[workspace]", "");
+    std::fs::write(&manifest, harness::compile::point_at_contract(&text, &sol, &contract)).unwrap();
     std::fs::write(
         p.join("harness.toml"),
         format!("[paths]\ncontract = {:?}\ntarget = {:?}\n", contract, root().join("target/harness-bench")),

@@ -144,7 +144,8 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     findings.push(check_reference(&run(&judge.problem.reference_dir(), gates)?, gates));
     findings.push(check_starter(&run(&judge.problem.starter_dir(), 1)?));
     for m in &judge.problem.mutants {
-        findings.push(check_mutant(m, &run(&m.dir, m.gate)?));
+        let dir = crate::compile::mutant_crate(config, &judge.problem, m)?;
+        findings.push(check_mutant(m, &run(&dir, m.gate)?));
     }
     Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })
 }

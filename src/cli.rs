@@ -28,8 +28,11 @@ pub enum Command {
         /// The problem id (see `harness list`).
         problem: String,
         /// The solution crate [default: solutions/<problem>].
-        #[arg(long)]
+        #[arg(long, conflicts_with = "mutant")]
         solution: Option<PathBuf>,
+        /// Judge one of the problem's mutants instead (see `harness audit`).
+        #[arg(long, value_name = "NAME")]
+        mutant: Option<String>,
         /// Judge gates 1..=N only.
         #[arg(long, value_name = "N")]
         gate: Option<usize>,
@@ -51,8 +54,11 @@ pub enum Command {
         #[arg(long)]
         ops: PathBuf,
         /// The solution crate [default: solutions/<problem>].
-        #[arg(long)]
+        #[arg(long, conflicts_with = "mutant")]
         solution: Option<PathBuf>,
+        /// Run one of the problem's mutants instead.
+        #[arg(long, value_name = "NAME")]
+        mutant: Option<String>,
         /// Print a JSON array of { "op", "args", "result" }.
         #[arg(long)]
         json: bool,

@@ -26,10 +26,12 @@ pub fn run(cli: Cli) -> Result<u8> {
     let config = Config::discover(&cwd)?;
     match cli.command {
         Command::List { json } => list(&config, json),
-        Command::Check { problem, solution, gate, seed, json, no_shrink } => {
-            check(&config, &problem, solution.as_deref(), gate, seed, json, no_shrink)
+        Command::Check { problem, solution, mutant, gate, seed, json, no_shrink } => {
+            check(&config, &problem, Judged::pick(solution, mutant), gate, seed, json, no_shrink)
         }
-        Command::Replay { problem, ops, solution, json } => replay(&config, &problem, &ops, solution.as_deref(), json),
+        Command::Replay { problem, ops, solution, mutant, json } => {
+            replay(&config, &problem, &ops, Judged::pick(solution, mutant), json)
+        }
         Command::Start { problem, minutes, fresh } => crate::start::start(&config, &problem, minutes, fresh),
         Command::Mock { problem, minutes } => crate::mock::mock(&config, problem.as_deref(), minutes),
         Command::Report { id, list, markdown, json } => {
@@ -80,36 +82,65 @@ fn list(config: &Config, json: bool) -> Result<u8> {
     Ok(if broken > 0 { 2 } else { 0 })
 }
 
-fn solution_dir(config: &Config, problem: &str, given: Option<&Path>) -> Result<PathBuf> {
-    let dir = match given {
-        Some(d) => d.to_path_buf(),
-        None => config.solution_dir(problem),
-    };
-    if !dir.is_dir() {
-        bail!(
-            "no solution crate at {}{}",
-            dir.display(),
-            if given.is_none() {
-                format!(": `harness start {problem}` creates it from the starter")
-            } else {
-                String::new()
-            }
-        );
+/// What `check` and `replay` judge.
+enum Judged {
+    /// `solutions/<problem>`.
+    Default,
+    Crate(PathBuf),
+    Mutant(String),
+}
+
+impl Judged {
+    fn pick(solution: Option<PathBuf>, mutant: Option<String>) -> Judged {
+        match (solution, mutant) {
+            (Some(dir), _) => Judged::Crate(dir),
+            (None, Some(name)) => Judged::Mutant(name),
+            (None, None) => Judged::Default,
+        }
     }
+}
+
+fn solution_dir(config: &Config, problem: &Problem, judged: Judged) -> Result<PathBuf> {
+    let dir = match judged {
+        Judged::Default => {
+            let dir = config.solution_dir(&problem.id);
+            if !dir.is_dir() {
+                bail!(
+                    "no solution crate at {}: `harness start {}` creates it from the starter",
+                    dir.display(),
+                    problem.id
+                );
+            }
+            dir
+        }
+        Judged::Crate(dir) => {
+            if !dir.is_dir() {
+                bail!("no solution crate at {}", dir.display());
+            }
+            dir
+        }
+        Judged::Mutant(name) => {
+            let Some(m) = problem.mutants.iter().find(|m| m.name == name) else {
+                let names: Vec<&str> = problem.mutants.iter().map(|m| m.name.as_str()).collect();
+                bail!("`{}` has no mutant `{name}` (it has: {})", problem.id, names.join(", "));
+            };
+            compile::mutant_crate(config, problem, m)?
+        }
+    };
     Ok(dir)
 }
 
 fn check(
     config: &Config,
     id: &str,
-    solution: Option<&Path>,
+    solution: Judged,
     gate: Option<usize>,
     seed: Option<u64>,
     json: bool,
     no_shrink: bool,
 ) -> Result<u8> {
     let problem = Problem::load(&config.problems_dir, id)?;
-    let dir = solution_dir(config, id, solution)?;
+    let dir = solution_dir(config, &problem, solution)?;
     if let Some(g) = gate
         && (g == 0 || g > problem.gates.len())
     {
@@ -172,10 +203,10 @@ fn read_ops(problem: &Problem, path: &Path) -> Result<Vec<Call>> {
     Ok(calls)
 }
 
-fn replay(config: &Config, id: &str, ops: &Path, solution: Option<&Path>, json: bool) -> Result<u8> {
+fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, json: bool) -> Result<u8> {
     let problem = Problem::load(&config.problems_dir, id)?;
     let calls = read_ops(&problem, ops)?;
-    let dir = solution_dir(config, id, solution)?;
+    let dir = solution_dir(config, &problem, solution)?;
     let hash = problem.signature.schema().hash();
     let build = compile::build(config, &dir)?;
     let Some(lib) = build.lib else {

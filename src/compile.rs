@@ -75,16 +75,100 @@ impl Drop for LoadedLib {
 /// gets a directory of its own.
 pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathBuf {
     let canonical = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
-    let problem_root = canonical.ancestors().skip(1).take(3).find(|d| d.join("problem.toml").is_file());
+    // A problem's own crates sit below its problem.toml; mutants written out
+    // from edits sit below a marker naming the problem's folder.
+    let problem_root = canonical.ancestors().skip(1).take(3).find_map(|d| {
+        if d.join("problem.toml").is_file() {
+            Some(d.to_path_buf())
+        } else {
+            std::fs::read_to_string(d.join(GROUP_MARKER)).ok().map(|p| PathBuf::from(p.trim()))
+        }
+    });
     let (name, key) = match problem_root {
         Some(root) => (
             format!("problem-{}", root.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())),
-            root.to_path_buf(),
+            root,
         ),
         None => (package.to_string(), canonical),
     };
     let hash = harness_contract::schema::fnv1a(key.to_string_lossy().as_bytes());
     config.target_dir.join(format!("{name}-{:08x}", hash as u32))
+}
+
+/// In a folder of generated crates: the problem folder they belong to.
+const GROUP_MARKER: &str = ".harness-problem";
+
+/// Points a manifest's `harness-contract` path dependency at `contract`,
+/// relative to `crate_dir`, and makes the crate a workspace of its own.
+pub fn point_at_contract(manifest: &str, crate_dir: &Path, contract: &Path) -> String {
+    let abs_dir = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
+    let contract = std::fs::canonicalize(contract).unwrap_or_else(|_| contract.to_path_buf());
+    let rel = crate::fsio::relative(&abs_dir, &contract);
+    let mut out = String::new();
+    for line in manifest.lines() {
+        if line.trim_start().starts_with("harness-contract")
+            && let Some(start) = line.find("path = \"")
+            && let Some(len) = line[start + 8..].find('"')
+        {
+            out.push_str(&line[..start + 8]);
+            out.push_str(&rel.to_string_lossy());
+            out.push_str(&line[start + 8 + len..]);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if !out.contains("[workspace]") {
+        out.push_str("\n# A workspace of its own, wherever it lives.\n[workspace]\n");
+    }
+    out
+}
+
+/// Writes `mutant` of `problem` out as a crate (the reference with the
+/// mutant's edits) under the target directory and returns its folder; a
+/// hand-written mutant is its own folder. Files are rewritten only when
+/// their content changes, so repeated builds stay incremental.
+pub fn mutant_crate(
+    config: &Config,
+    problem: &crate::problem::Problem,
+    mutant: &crate::problem::Mutant,
+) -> Result<PathBuf> {
+    if mutant.edits.is_empty() {
+        return Ok(mutant.dir.clone());
+    }
+    let reference = problem.reference_dir();
+    let lib = reference.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).with_context(|| format!("cannot read {}", lib.display()))?;
+    let edited = mutant.apply(&source).map_err(|(_, why)| anyhow::anyhow!("{}: {why}", problem.file().display()))?;
+    // A mutant is judged as a candidate would be: without the oracle.
+    let edited = edited.replace(", oracle);", ");");
+    let header = format!(
+        "// MUTANT `{}` of the `{}` reference, written by harness from its problem.toml:\n// {}\n\n",
+        mutant.name, problem.id, mutant.mistake
+    );
+    let group = config.target_dir.join("mutants").join(&problem.id);
+    let dir = group.join(&mutant.name);
+    let manifest_path = reference.join("Cargo.toml");
+    let manifest =
+        std::fs::read_to_string(&manifest_path).with_context(|| format!("cannot read {}", manifest_path.display()))?;
+    let manifest = manifest.replacen(
+        &format!("name = \"{}_reference\"", problem.id),
+        &format!("name = \"{}_mutant_{}\"", problem.id, mutant.name),
+        1,
+    );
+    std::fs::create_dir_all(dir.join("src")).with_context(|| format!("cannot create {}", dir.display()))?;
+    let problem_dir = std::fs::canonicalize(&problem.dir).unwrap_or_else(|_| problem.dir.clone());
+    write_if_changed(&group.join(GROUP_MARKER), problem_dir.to_string_lossy().as_bytes())?;
+    write_if_changed(&dir.join("Cargo.toml"), point_at_contract(&manifest, &dir, &config.contract_dir).as_bytes())?;
+    write_if_changed(&dir.join("src/lib.rs"), (header + &edited).as_bytes())?;
+    Ok(dir)
+}
+
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    crate::fsio::write_atomic(path, bytes)
 }
 
 /// Reads `[package] name` and checks that the crate builds a cdylib.

@@ -101,6 +101,15 @@ struct RawMutant {
     mistake: String,
     #[serde(default)]
     caught_by: Option<String>,
+    #[serde(default, rename = "edit")]
+    edits: Vec<RawEdit>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEdit {
+    from: Spanned<String>,
+    to: String,
 }
 
 /// An interviewer's follow-up question with a short model answer.
@@ -233,6 +242,11 @@ pub struct Gate {
 }
 
 /// A wrong solution that the hidden tests must catch at `gate`.
+///
+/// Usually it is the reference with a few textual edits (`[[mutant.edit]]`:
+/// the classic mistake, and nothing else, in a few lines a reviewer can
+/// read); `compile::mutant_crate` writes it out as a crate. Without edits it
+/// is a hand-written crate in `mutants/<name>/`.
 #[derive(Clone, Debug)]
 pub struct Mutant {
     pub name: String,
@@ -240,6 +254,46 @@ pub struct Mutant {
     pub gate: usize,
     pub mistake: String,
     pub caught_by: Option<String>,
+    pub edits: Vec<Edit>,
+}
+
+/// Replace the one occurrence of `from` in the reference's `src/lib.rs`.
+#[derive(Clone, Debug)]
+pub struct Edit {
+    pub from: String,
+    pub to: String,
+    /// Where `from` stands in problem.toml, for error messages.
+    pub span: Range<usize>,
+}
+
+impl Mutant {
+    /// The reference source with this mutant's edits applied; an error
+    /// names the edit whose `from` does not occur exactly once.
+    pub fn apply(&self, reference: &str) -> std::result::Result<String, (usize, String)> {
+        let mut src = reference.to_string();
+        for (i, e) in self.edits.iter().enumerate() {
+            match src.matches(e.from.as_str()).count() {
+                1 => src = src.replacen(e.from.as_str(), &e.to, 1),
+                0 => {
+                    return Err((
+                        i,
+                        format!("mutant `{}`: edit {} does not match the reference's src/lib.rs", self.name, i + 1),
+                    ));
+                }
+                n => {
+                    return Err((
+                        i,
+                        format!(
+                            "mutant `{}`: edit {} matches the reference's src/lib.rs {n} times; add context to make it unique",
+                            self.name,
+                            i + 1
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(src)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -284,7 +338,18 @@ impl Problem {
             );
         }
         let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-        Ok(parse(id, &dir, &file, &text)?)
+        let problem = parse(id, &dir, &file, &text)?;
+        // Every mutant's edits must apply to the reference as it is now.
+        if problem.mutants.iter().any(|m| !m.edits.is_empty()) {
+            let path = problem.reference_dir().join("src/lib.rs");
+            let reference = fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            for m in &problem.mutants {
+                if let Err((i, message)) = m.apply(&reference) {
+                    return Err(Located::at(&file, &text, m.edits[i].span.start, message).into());
+                }
+            }
+        }
+        Ok(problem)
     }
 }
 
@@ -468,12 +533,20 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         {
             return Err(at(span, format!("mutant `{}`: gate {} has no case named `{case}`", m.name, m.gate)));
         }
+        if mutants.iter().any(|other: &Mutant| other.name == m.name) {
+            return Err(at(span, format!("two mutants are named `{}`", m.name)));
+        }
         mutants.push(Mutant {
             name: m.name.clone(),
             dir: dir.join("mutants").join(&m.name),
             gate: m.gate,
             mistake: m.mistake.clone(),
             caught_by: m.caught_by.clone(),
+            edits: m
+                .edits
+                .iter()
+                .map(|e| Edit { from: e.from.get_ref().clone(), to: e.to.clone(), span: e.from.span() })
+                .collect(),
         });
     }
 

@@ -23,27 +23,7 @@ pub fn create_solution(config: &Config, problem: &Problem, dir: &Path) -> Result
         .with_context(|| format!("cannot create {} from {}", dir.display(), starter.display()))?;
     let manifest = dir.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read {}", manifest.display()))?;
-    let abs_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let contract = std::fs::canonicalize(&config.contract_dir).unwrap_or_else(|_| config.contract_dir.clone());
-    let rel = fsio::relative(&abs_dir, &contract);
-    let mut out = String::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("harness-contract")
-            && let Some(start) = line.find("path = \"")
-            && let Some(len) = line[start + 8..].find('"')
-        {
-            out.push_str(&line[..start + 8]);
-            out.push_str(&rel.to_string_lossy());
-            out.push_str(&line[start + 8 + len..]);
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    if !out.contains("[workspace]") {
-        out.push_str("\n# A workspace of its own, wherever the solutions folder lives.\n[workspace]\n");
-    }
-    fsio::write_atomic(&manifest, out.as_bytes())
+    fsio::write_atomic(&manifest, crate::compile::point_at_contract(&text, dir, &config.contract_dir).as_bytes())
 }
 
 /// Moves an existing solution aside to `<dir>.<stamp>` and returns where.

@@ -110,10 +110,7 @@ fn reference_passes_with_exit_0_and_the_json_has_the_documented_shape() {
 
 #[test]
 fn a_failing_solution_exits_1_with_a_diff_and_gate_limits_the_run() {
-    let out = harness(
-        &root(),
-        &["check", "versioned_kv", "--solution", "problems/versioned_kv/mutants/delete_erases_history", "--gate", "2"],
-    );
+    let out = harness(&root(), &["check", "versioned_kv", "--mutant", "delete_erases_history", "--gate", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("gate 1") && s.contains("gate 2") && !s.contains("gate 3"), "{s}");
@@ -123,18 +120,7 @@ fn a_failing_solution_exits_1_with_a_diff_and_gate_limits_the_run() {
 
 #[test]
 fn generated_failures_are_shrunk_and_carry_their_seed() {
-    let out = harness(
-        &root(),
-        &[
-            "check",
-            "versioned_kv",
-            "--solution",
-            "problems/versioned_kv/mutants/per_key_versions",
-            "--gate",
-            "1",
-            "--json",
-        ],
-    );
+    let out = harness(&root(), &["check", "versioned_kv", "--mutant", "per_key_versions", "--gate", "1", "--json"]);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let generated: Vec<&Value> =
         r["gates"][0]["failures"].as_array().unwrap().iter().filter(|f| f["kind"] == "generated").collect();
@@ -208,6 +194,17 @@ fn malformed_problem_toml_gets_a_positioned_error() {
     let err = text(&out);
     assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
     assert!(err.contains("strings are written in double quotes"), "{err}");
+
+    // A mutant edit that no longer matches the reference.
+    let stale = text_in.replacen("pins.extend(self.txns", "pins.extend(self.transactions", 1);
+    std::fs::write(&file, &stale).unwrap();
+    let line = stale.lines().position(|l| l.contains("pins.extend(self.transactions")).unwrap();
+    let out = harness(dir.path(), &["check", "broken", "--solution", "problems/broken/reference"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out);
+    // The error points at the line that opens the `from` string, just above.
+    assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
+    assert!(err.contains("does not match the reference"), "{err}");
 
     // Broken TOML syntax.
     std::fs::write(&file, "format_version = 1\ntitle = \"x\n").unwrap();
@@ -300,17 +297,8 @@ fn replay_prints_each_result_and_marks_disagreement_with_the_reference() {
         [&Value::Null, &serde_json::json!(1), &serde_json::json!(2), &serde_json::json!(20), &serde_json::json!(["a"])]
     );
 
-    let out = harness(
-        &root(),
-        &[
-            "replay",
-            "versioned_kv",
-            "--ops",
-            ops.to_str().unwrap(),
-            "--solution",
-            "problems/versioned_kv/mutants/exact_match_lookup",
-        ],
-    );
+    let out =
+        harness(&root(), &["replay", "versioned_kv", "--ops", ops.to_str().unwrap(), "--mutant", "exact_match_lookup"]);
     assert_eq!(out.status.code(), Some(1));
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("get_at(\"a\", 5) -> None   ✗ reference: 20"), "{s}");
@@ -336,14 +324,17 @@ fn list_shows_the_problems() {
 fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
     let dir = scratch();
     let crate_dir = dir.path().join("sol");
-    copy_dir(&root().join("problems/versioned_kv/mutants/per_key_versions"), &crate_dir);
+    let config = harness::config::Config::discover(&root()).unwrap();
+    let problem = harness::problem::Problem::load(&root().join("problems"), "versioned_kv").unwrap();
+    let mutant = problem.mutants.iter().find(|m| m.name == "per_key_versions").unwrap();
+    copy_dir(&harness::compile::mutant_crate(&config, &problem, mutant).unwrap(), &crate_dir);
     let manifest = crate_dir.join("Cargo.toml");
     let m = std::fs::read_to_string(&manifest)
         .unwrap()
         .replace("crate-type = [\"cdylib\"]", "crate-type = [\"cdylib\", \"rlib\"]")
-        .replace("../../../../contract", root().join("contract").to_str().unwrap());
-    std::fs::write(&manifest, m + "\n[workspace]\n").unwrap();
-    let problem = harness::problem::Problem::load(&root().join("problems"), "versioned_kv").unwrap();
+        .replace("[workspace]", "");
+    let m = harness::compile::point_at_contract(&m, &crate_dir, &root().join("contract"));
+    std::fs::write(&manifest, m).unwrap();
     let case = problem.gates[0]
         .cases
         .iter()

@@ -73,23 +73,22 @@ fn audit_reports_a_surviving_mutant_as_a_hole() {
     let p = dir.path();
     let src = root().join("problems/versioned_kv");
     let dst = p.join("problems/versioned_kv");
-    for krate in ["reference", "starter", "mutants/delete_erases_history"] {
+    for krate in ["reference", "starter"] {
         let to = dst.join(krate);
         std::fs::create_dir_all(to.join("src")).unwrap();
         std::fs::copy(src.join(krate).join("src/lib.rs"), to.join("src/lib.rs")).unwrap();
         let manifest = std::fs::read_to_string(src.join(krate).join("Cargo.toml"))
             .unwrap()
-            .replace("../../../../contract", root().join("contract").to_str().unwrap())
             .replace("../../../contract", root().join("contract").to_str().unwrap());
         std::fs::write(to.join("Cargo.toml"), manifest + "\n[workspace]\n").unwrap();
     }
     let toml = std::fs::read_to_string(src.join("problem.toml")).unwrap();
-    // Keep one mutant, drop the cases and generators that catch it.
+    // Keep one mutant, with its edits, and drop the cases and generators
+    // that catch it.
     let cut = toml.find("[[mutant]]").unwrap();
-    let mut toml = toml[..cut].to_string();
-    toml.push_str(
-        "[[mutant]]\nname = \"delete_erases_history\"\ngate = 2\nmistake = \"Delete removes the history.\"\n",
-    );
+    let start = toml.find("[[mutant]]\nname = \"delete_erases_history\"").unwrap();
+    let end = toml[start + 1..].find("[[mutant]]").map_or(toml.len(), |i| start + 1 + i);
+    let toml = format!("{}{}", &toml[..cut], &toml[start..end]);
     let weak = toml
         .replace("get_at(\"a\", 1) -> 10\nget_at(\"a\", 2) -> 20\nget_at(\"a\", 3) -> None", "get_at(\"a\", 3) -> None")
         .replace("get_at(\"a\", 2) -> None\nget_at(\"a\", 1) -> 1\n", "get_at(\"a\", 2) -> None\n")
