@@ -184,6 +184,7 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
             Problem::load(&config.problems_dir, id)?
         }
     };
+    let _lock = report::lock_session(&config.reports_dir, crate::session::Mode::Mock, &problem.id)?;
     let now = fsio::now_ms();
     let dir = solution_dir(config, &problem.id);
     let moved = fresh_solution(config, &problem, &dir, now)?;

@@ -240,12 +240,53 @@ pub fn mock_state_path(reports_dir: &Path, problem: &str) -> PathBuf {
     reports_dir.join("sessions").join("mock").join(format!("{problem}.json"))
 }
 
+fn session_state_path(reports_dir: &Path, mode: Mode, problem: &str) -> PathBuf {
+    match mode {
+        Mode::Practice => state_path(reports_dir, problem),
+        Mode::Mock => mock_state_path(reports_dir, problem),
+    }
+}
+
 pub fn save_state(reports_dir: &Path, session: &Session) -> Result<()> {
-    let path = match session.mode {
-        Mode::Practice => state_path(reports_dir, &session.problem),
-        Mode::Mock => mock_state_path(reports_dir, &session.problem),
-    };
+    let path = session_state_path(reports_dir, session.mode, &session.problem);
     fsio::write_atomic(&path, serde_json::to_string_pretty(session)?.as_bytes())
+}
+
+/// Holds the session's lock for as long as it lives: two terminals running
+/// the same session would each overwrite the other's state.
+pub struct SessionLock {
+    _file: std::fs::File,
+}
+
+/// Takes the lock of the `mode` session of `problem` (beside its state
+/// file), or says who holds it.
+pub fn lock_session(reports_dir: &Path, mode: Mode, problem: &str) -> Result<SessionLock> {
+    use rustix::fs::{FlockOperation, flock};
+    let path = session_state_path(reports_dir, mode, problem).with_extension("lock");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        let holder = std::fs::read_to_string(&path).unwrap_or_default();
+        anyhow::bail!(
+            "this {} session of `{}` is already open in another terminal{} ({}): quit it there first",
+            if mode == Mode::Mock { "mock" } else { "practice" },
+            problem,
+            if holder.trim().is_empty() { String::new() } else { format!(", process {}", holder.trim()) },
+            path.display()
+        );
+    }
+    use std::io::Write;
+    let _ = file.set_len(0);
+    let _ = write!(file, "{}", std::process::id());
+    Ok(SessionLock { _file: file })
 }
 
 /// The saved session of `problem`, if any. A state file that cannot be
@@ -304,6 +345,19 @@ mod tests {
         assert!(reports.is_empty());
         assert_eq!(broken.len(), 1);
         assert!(broken[0].0.ends_with("bad.json"));
+    }
+
+    #[test]
+    fn a_session_can_be_open_in_one_terminal_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = lock_session(dir.path(), Mode::Practice, "kv").unwrap();
+        let e = lock_session(dir.path(), Mode::Practice, "kv").err().expect("a second lock is refused").to_string();
+        assert!(e.contains("already open in another terminal"), "{e}");
+        assert!(e.contains(&std::process::id().to_string()), "{e}");
+        // A mock of the same problem is another session.
+        drop(lock_session(dir.path(), Mode::Mock, "kv").unwrap());
+        drop(held);
+        lock_session(dir.path(), Mode::Practice, "kv").unwrap();
     }
 
     #[test]

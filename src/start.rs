@@ -87,6 +87,7 @@ pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Re
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!(NO_TTY);
     }
+    let _lock = report::lock_session(&config.reports_dir, Mode::Practice, &problem.id)?;
     let (dir, session) = prepare(config, &problem, Mode::Practice, minutes, fresh)?;
     let (session, report) = crate::tui::run(config, problem, session, dir)?;
     after(&session, report.as_deref());

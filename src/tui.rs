@@ -86,21 +86,33 @@ pub fn run(
     let mut cancel: Option<Arc<AtomicBool>> = None;
     let mut last_tick = Instant::now();
     let mut change_due: Option<Instant> = None;
+    // Closing the terminal or `kill` ends the session as `q` + `y` would:
+    // state and report saved, terminal restored.
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, stop.clone()).context("cannot install a signal handler")?;
+    }
     'outer: loop {
         app.now_ms = fsio::now_ms();
-        terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
+        let stopping = stop.load(Ordering::Relaxed);
+        if !stopping {
+            terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
+        }
         let fast = app.busy() || app.runner == app::Runner::Preparing;
         let tick = if fast { Duration::from_millis(100) } else { Duration::from_millis(1000 - app.now_ms % 1000 + 5) };
         let mut wait = tick.saturating_sub(last_tick.elapsed().min(tick));
         if let Some(due) = change_due {
             wait = wait.min(due.saturating_duration_since(Instant::now()));
         }
-        let first = match rx.recv_timeout(wait) {
+        let first = match if stopping { Ok(Msg::Tick) } else { rx.recv_timeout(wait) } {
             Ok(m) => Some(m),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break,
         };
         let mut msgs: Vec<Msg> = Vec::new();
+        if stopping {
+            msgs.push(Msg::Stop);
+        }
         for msg in first.into_iter().chain(rx.try_iter()) {
             match msg {
                 // Held back until the folder has been quiet for DEBOUNCE.

@@ -235,3 +235,46 @@ fn practice_session_from_start_to_gate_2_and_quit() {
     );
     assert!(reports[0].with_extension("md").is_file());
 }
+
+#[test]
+fn a_second_terminal_is_refused_and_sigterm_ends_the_session_cleanly() {
+    let project = scratch_project();
+    let dir = project.path();
+    let mut first = spawn(dir);
+    first.screen.wait_for("Gate 1: Store and read", Duration::from_secs(120));
+
+    // The same session in a second terminal would fight over its state.
+    let mut second = spawn(dir);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = second.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the second start did not give up");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.exit_code(), 2);
+    second.screen.wait_for("already open in another terminal", Duration::from_secs(5));
+
+    let pid = first.child.process_id().unwrap();
+    rustix::process::kill_process(rustix::process::Pid::from_raw(pid as i32).unwrap(), rustix::process::Signal::TERM)
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = first.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "SIGTERM did not end the session");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let state = state(dir);
+    assert_eq!(state["status"], "running", "kept for resuming");
+    assert_eq!(state["events"].as_array().unwrap().last().unwrap()["kind"], "quit");
+    assert!(
+        std::fs::read_dir(dir.join("reports"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "md"))
+    );
+}

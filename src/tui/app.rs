@@ -74,6 +74,8 @@ pub enum Msg {
     /// The solution's sources changed on disk.
     Changed,
     Runner(RunnerMsg),
+    /// The process was asked to end (SIGTERM, SIGHUP, SIGINT): quit at once.
+    Stop,
 }
 
 #[derive(Debug, PartialEq)]
@@ -226,6 +228,7 @@ impl App {
                 fx
             }
             Msg::Runner(m) => self.on_runner(m),
+            Msg::Stop => self.quit(),
         }
     }
 
