@@ -69,7 +69,8 @@ pub enum Command {
     /// (never overwriting), and resumes the session in progress if there
     /// is one.
     Start {
-        problem: String,
+        /// The problem id; without one, the problems and your progress on each.
+        problem: Option<String>,
         /// Time budget of a new session [default: the problem's suggested minutes].
         #[arg(long, value_name = "N")]
         minutes: Option<u32>,

@@ -32,7 +32,10 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Replay { problem, ops, solution, mutant, json } => {
             replay(&config, &problem, &ops, Judged::pick(solution, mutant), json)
         }
-        Command::Start { problem, minutes, fresh } => crate::start::start(&config, &problem, minutes, fresh),
+        Command::Start { problem: Some(problem), minutes, fresh } => {
+            crate::start::start(&config, &problem, minutes, fresh)
+        }
+        Command::Start { problem: None, .. } => crate::start::choose(&config),
         Command::Mock { problem, minutes } => crate::mock::mock(&config, problem.as_deref(), minutes),
         Command::Report { id, list, markdown, json } => {
             crate::review::report(&config, id.as_deref(), list, markdown, json)

@@ -110,3 +110,29 @@ pub fn after(session: &Session, report: Option<&Path>) {
         println!("report: {} (and .md beside it)", r.display());
     }
 }
+
+/// `harness start` without a problem: what there is to practise, with the
+/// best result so far on each, and how to begin.
+pub fn choose(config: &Config) -> Result<u8> {
+    let ids = crate::problem::list_ids(&config.problems_dir)?;
+    let (reports, _) = report::load_all(&config.reports_dir);
+    println!("Which problem? `harness start <problem>`:\n");
+    for id in &ids {
+        let Ok(problem) = Problem::load(&config.problems_dir, id) else { continue };
+        let attempts: Vec<&report::Report> = reports.iter().filter(|r| &r.problem == id).collect();
+        let best = attempts.iter().map(|r| r.gates_passed).max();
+        let progress = match best {
+            None => "not tried yet".to_string(),
+            Some(b) => format!("{} attempt(s), best {b}/{} gates", attempts.len(), problem.gates.len()),
+        };
+        let resumable = report::load_state(&config.reports_dir, id).ok().flatten().is_some_and(|s| s.resumable());
+        println!(
+            "  {:<22} {:<34} {}{}",
+            id,
+            problem.title,
+            progress,
+            if resumable { " · a session is waiting to resume" } else { "" }
+        );
+    }
+    Ok(2)
+}

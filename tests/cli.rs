@@ -365,3 +365,11 @@ fn start_without_a_terminal_exits_2_and_points_to_check() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("harness check"), "{}", text(&out));
 }
+
+#[test]
+fn start_without_a_problem_lists_what_there_is_to_practise() {
+    let out = harness(&root(), &["start"]);
+    assert_eq!(out.status.code(), Some(2));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("harness start <problem>") && s.contains("versioned_kv") && s.contains("lru_cache"), "{s}");
+}
