@@ -116,6 +116,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// For problem authors: create the skeleton of a new problem (its
+    /// contract module, problem.toml, reference, starter and a mutant).
+    New {
+        /// The new problem's id, in lower_snake_case.
+        id: String,
+        /// Its title [default: the id in words].
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Internal: the isolated process that runs candidate code.
     #[command(name = "__worker", hide = true)]
     Worker { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },

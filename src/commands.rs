@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             crate::review::report(&config, id.as_deref(), list, markdown, json)
         }
         Command::Audit { problems, json } => crate::audit::command(&config, &problems, json),
+        Command::New { id, title } => crate::scaffold::command(&config, &id, title.as_deref()),
         Command::Worker { .. } => unreachable!("handled in main"),
     }
 }

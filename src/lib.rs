@@ -22,6 +22,7 @@ pub mod report;
 pub mod report_text;
 pub mod review;
 pub mod sandbox;
+pub mod scaffold;
 pub mod score;
 pub mod script;
 pub mod session;

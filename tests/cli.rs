@@ -373,3 +373,26 @@ fn start_without_a_problem_lists_what_there_is_to_practise() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("harness start <problem>") && s.contains("versioned_kv") && s.contains("lru_cache"), "{s}");
 }
+
+#[test]
+fn a_new_problem_is_honest_from_the_start() {
+    // A scratch project with its own copy of the contract crate, which
+    // `harness new` extends.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    copy_dir(&root().join("contract"), &p.join("contract"));
+    std::fs::create_dir_all(p.join("problems")).unwrap();
+    std::fs::write(p.join("harness.toml"), format!("[paths]\ntarget = {:?}\n", root().join("target/harness-new")))
+        .unwrap();
+    let out = harness(p, &["new", "ring_buffer", "--title", "Ring buffer"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = harness(p, &["new", "ring_buffer"]);
+    assert_eq!(out.status.code(), Some(2), "never overwrites: {}", text(&out));
+    let out = harness(p, &["new", "Ring-Buffer"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = harness(p, &["audit", "ring_buffer"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("✓ mutant forgets_the_total"), "{}", text(&out));
+    let out = harness(p, &["list"]);
+    assert!(text(&out).contains("Ring buffer"), "{}", text(&out));
+}
