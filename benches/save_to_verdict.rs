@@ -17,30 +17,16 @@
 //! test: nothing here asserts a time.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{copy_dir, root};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != "target" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else if entry.file_name() != "Cargo.lock" {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 /// A gate-4 mutant keeps the session at gate 4, so every save judges the
 /// full suite (and some cases fail, so their output is on screen).
@@ -54,15 +40,8 @@ struct Project {
 }
 
 fn project() -> Project {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::versioned_kv_project("harness-bench");
     let p = dir.path().to_path_buf();
-    copy_dir(&root().join("problems/versioned_kv"), &p.join("problems/versioned_kv"));
-    let contract = root().join("contract");
-    for krate in ["reference", "starter"] {
-        let manifest = p.join("problems/versioned_kv").join(krate).join("Cargo.toml");
-        let text = std::fs::read_to_string(&manifest).unwrap().replace("../../../contract", contract.to_str().unwrap());
-        std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
-    }
     let sol = p.join("solutions/versioned_kv");
     let config = harness::config::Config::discover(&root()).unwrap();
     let problem = harness::problem::Problem::load(&config.problems_dir, "versioned_kv").unwrap();
@@ -70,12 +49,7 @@ fn project() -> Project {
     copy_dir(&harness::compile::mutant_crate(&config, &problem, mutant).unwrap(), &sol);
     let manifest = sol.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).unwrap().replace("[workspace]", "");
-    std::fs::write(&manifest, harness::compile::point_at_contract(&text, &sol, &contract)).unwrap();
-    std::fs::write(
-        p.join("harness.toml"),
-        format!("[paths]\ncontract = {:?}\ntarget = {:?}\n", contract, root().join("target/harness-bench")),
-    )
-    .unwrap();
+    std::fs::write(&manifest, harness::compile::point_at_contract(&text, &sol, &root().join("contract"))).unwrap();
     let lib = sol.join("src/lib.rs");
     let original = std::fs::read_to_string(&lib).unwrap();
     Project { _dir: dir, root: p, lib, original }

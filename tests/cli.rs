@@ -1,49 +1,13 @@
 //! The real binary on fixture projects: verdicts for hostile code, exit
 //! codes, positioned errors for bad input, and the JSON contracts.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Command;
+
+use common::{copy_dir, harness, root, scratch, text};
 
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn harness(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(dir).args(args).output().expect("run harness")
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-/// A scratch project with its own harness.toml whose contract and target
-/// point back into this repository.
-fn scratch() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = format!(
-        "[paths]\ncontract = {:?}\ntarget = {:?}\n[limits]\ncase_timeout_ms = 1500\n",
-        root().join("contract"),
-        root().join("target/harness-scratch")
-    );
-    std::fs::write(dir.path().join("harness.toml"), toml).unwrap();
-    dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != "target" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 #[test]
 fn hostile_code_gets_named_verdicts_and_the_other_cases_still_run() {
@@ -180,7 +144,7 @@ fn harness_errors_exit_2() {
 
 #[test]
 fn malformed_problem_toml_gets_a_positioned_error() {
-    let dir = scratch();
+    let dir = scratch(false);
     let problem = dir.path().join("problems/broken");
     copy_dir(&root().join("problems/versioned_kv"), &problem);
     let file = problem.join("problem.toml");
@@ -215,7 +179,7 @@ fn malformed_problem_toml_gets_a_positioned_error() {
 
 #[test]
 fn a_library_without_cdylib_is_refused_with_the_fix() {
-    let dir = scratch();
+    let dir = scratch(false);
     let crate_dir = dir.path().join("sol");
     copy_dir(&root().join("problems/versioned_kv/reference"), &crate_dir);
     let manifest = crate_dir.join("Cargo.toml");
@@ -231,7 +195,7 @@ fn a_library_without_cdylib_is_refused_with_the_fix() {
 
 #[test]
 fn a_solution_built_against_another_contract_is_refused_with_the_difference() {
-    let dir = scratch();
+    let dir = scratch(false);
     let crate_dir = dir.path().join("stale");
     std::fs::create_dir_all(crate_dir.join("src")).unwrap();
     std::fs::write(
@@ -322,7 +286,7 @@ fn list_shows_the_problems() {
 
 #[test]
 fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
-    let dir = scratch();
+    let dir = scratch(false);
     let crate_dir = dir.path().join("sol");
     let config = harness::config::Config::discover(&root()).unwrap();
     let problem = harness::problem::Problem::load(&root().join("problems"), "versioned_kv").unwrap();

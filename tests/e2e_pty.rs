@@ -3,56 +3,14 @@
 //! would, gate 2 unlocking on screen, quit with confirmation, and the
 //! session and report files on disk.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// A project with only what `start` needs; builds go to this repository's
-/// target directory so repeated runs stay warm.
-fn scratch_project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path();
-    copy_dir(&root().join("problems/versioned_kv/reference"), &p.join("problems/versioned_kv/reference"));
-    copy_dir(&root().join("problems/versioned_kv/starter"), &p.join("problems/versioned_kv/starter"));
-    std::fs::copy(root().join("problems/versioned_kv/problem.toml"), p.join("problems/versioned_kv/problem.toml"))
-        .unwrap();
-    for krate in ["reference", "starter"] {
-        let manifest = p.join("problems/versioned_kv").join(krate).join("Cargo.toml");
-        let text = std::fs::read_to_string(&manifest)
-            .unwrap()
-            .replace("../../../contract", root().join("contract").to_str().unwrap());
-        std::fs::write(&manifest, text + "\n[workspace]\n").unwrap();
-    }
-    std::fs::write(
-        p.join("harness.toml"),
-        format!(
-            "[paths]\ncontract = {:?}\ntarget = {:?}\n",
-            root().join("contract"),
-            root().join("target/harness-e2e")
-        ),
-    )
-    .unwrap();
-    dir
-}
 
 struct Screen {
     parser: Arc<Mutex<vt100::Parser>>,
@@ -139,7 +97,7 @@ fn state(dir: &Path) -> serde_json::Value {
 
 #[test]
 fn a_killed_session_resumes_with_the_clock_still_running() {
-    let project = scratch_project();
+    let project = common::versioned_kv_project("harness-e2e");
     let dir = project.path();
     let mut first = spawn(dir);
     first.screen.wait_for("not_implemented", Duration::from_secs(120));
@@ -176,7 +134,7 @@ fn a_killed_session_resumes_with_the_clock_still_running() {
 
 #[test]
 fn practice_session_from_start_to_gate_2_and_quit() {
-    let project = scratch_project();
+    let project = common::versioned_kv_project("harness-e2e");
     let dir = project.path();
     let Session { screen, mut child, mut writer } = spawn(dir);
 
@@ -238,7 +196,7 @@ fn practice_session_from_start_to_gate_2_and_quit() {
 
 #[test]
 fn a_second_terminal_is_refused_and_sigterm_ends_the_session_cleanly() {
-    let project = scratch_project();
+    let project = common::versioned_kv_project("harness-e2e");
     let dir = project.path();
     let mut first = spawn(dir);
     first.screen.wait_for("Gate 1: Store and read", Duration::from_secs(120));

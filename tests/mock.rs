@@ -7,35 +7,18 @@
 //! `--markdown` and `--json` on a scratch reports folder holding a corrupt
 //! file, and `mock` without a terminal.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Duration;
+mod common;
 
-use harness::evaluate::{BuildInfo, Evaluation, GateResult};
-use harness::judge::{Case, CaseKind, CaseResult};
-use harness::problem::Problem;
+use std::path::{Path, PathBuf};
+
+use common::{MIN, T0, evaluation, failing_case, harness, scratch, text, versioned_kv};
 use harness::report::{self, Report};
-use harness::script::{Call, Step};
 use harness::session::{Mode, SourceFile, Status};
 use harness::tui::app::{App, Effect, Msg, Overlay, RunnerMsg};
 use harness::tui::view;
-use harness::verdict::Verdict;
-use harness_contract::Value;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-/// 2026-11-30T00:53:20Z.
-const T0: u64 = 1_796_000_000_000;
-const MIN: u64 = 60_000;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn problem() -> Problem {
-    Problem::load(&root().join("problems"), "versioned_kv").unwrap()
-}
 
 fn key(c: char) -> Msg {
     Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
@@ -47,54 +30,13 @@ fn screen(app: &App) -> String {
     terminal.backend().to_string()
 }
 
-fn failing_case(gate: usize) -> (Case, CaseResult) {
-    let s = |x: &str| Value::Str(x.into());
-    let steps = vec![
-        Step { call: Call { op: "new".into(), args: vec![] }, expect: Value::Unit },
-        Step { call: Call { op: "put".into(), args: vec![s("a"), Value::Int(10)] }, expect: Value::Int(1) },
-        Step { call: Call { op: "delete".into(), args: vec![s("a")] }, expect: Value::Int(2) },
-        Step { call: Call { op: "get_at".into(), args: vec![s("a"), Value::Int(1)] }, expect: Value::Int(10) },
-    ];
-    let case = Case {
-        gate,
-        name: "delete keeps history: earlier versions still see the old value".into(),
-        kind: CaseKind::Fixed,
-        steps: steps.clone(),
-    };
-    let result = CaseResult {
-        verdict: Verdict::WrongAnswer,
-        message: "`get_at(\"a\", 1)` expected 10, got None".into(),
-        failed_at: Some(3),
-        steps,
-        actual: vec![Value::Unit, Value::Int(1), Value::Int(2), Value::Nil],
-        output: String::new(),
-        output_dropped: 0,
-        shrunk_from: None,
-        elapsed: Duration::from_millis(2),
-    };
-    (case, result)
-}
-
 /// A judged run: (gate, passed, total) each, with one failing case in
 /// every gate that does not pass.
 fn finished(gates: &[(usize, usize, usize)], source: &str) -> Msg {
-    let p = problem();
-    let eval = Evaluation {
-        build: BuildInfo { ok: true, duration: Duration::from_millis(200), diagnostics: vec![], failure: None },
-        gates: gates
-            .iter()
-            .map(|&(gate, passed, total)| GateResult {
-                gate,
-                title: p.gates[gate - 1].title.clone(),
-                total,
-                passed,
-                failures: if passed < total { vec![failing_case(gate)] } else { vec![] },
-            })
-            .collect(),
-        run_time: Duration::from_millis(150),
-    };
+    let failures =
+        gates.iter().filter(|&&(_, passed, total)| passed < total).map(|&(gate, ..)| failing_case(gate, "")).collect();
     let sources = vec![SourceFile { path: "src/lib.rs".into(), content: source.into() }];
-    Msg::Runner(RunnerMsg::Finished(Box::new(eval), sources))
+    Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(gates, failures)), sources))
 }
 
 /// The TUI loop's side of the effects that touch the disk: state and
@@ -127,7 +69,7 @@ fn step(app: &mut App, reports: &Path, at_min: u64, msg: Msg) -> Vec<Effect> {
 /// A 60-minute mock of versioned_kv (pace targets 8:00, 21:20, 40:00,
 /// 60:00), the solution judged at the given fake times.
 fn mock_app() -> App {
-    let p = problem();
+    let p = versioned_kv();
     let session = harness::mock::new_session(&p, 60 * MIN, T0);
     App::new(p, session, PathBuf::from("/home/you/harness/solutions/mock/versioned_kv"), T0)
 }
@@ -263,27 +205,6 @@ fn the_help_of_a_mock_offers_no_hints_or_overtime() {
 
 // ---------------------------------------------------------------- the CLI
 
-fn harness(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(dir).args(args).output().expect("run harness")
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-/// A scratch project whose problems are this repository's.
-fn scratch() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = format!(
-        "[paths]\nproblems = {:?}\ncontract = {:?}\ntarget = {:?}\n",
-        root().join("problems"),
-        root().join("contract"),
-        root().join("target/harness-scratch")
-    );
-    std::fs::write(dir.path().join("harness.toml"), toml).unwrap();
-    dir
-}
-
 /// Two reports (a mock that ran out of time, an earlier practice session)
 /// and a corrupt file, in `<project>/reports`.
 fn reports_with_a_corrupt_file(project: &Path) -> (Report, Report) {
@@ -293,7 +214,7 @@ fn reports_with_a_corrupt_file(project: &Path) -> (Report, Report) {
     run_to_time_up(&mut app, &reports);
     let mock = load(&reports);
 
-    let p = problem();
+    let p = versioned_kv();
     let mut s = harness::session::Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0 - 60 * MIN);
     s.id = "20261129T235320Z-versioned_kv".into();
     s.on_quit(T0 - 30 * MIN);
@@ -307,7 +228,7 @@ fn reports_with_a_corrupt_file(project: &Path) -> (Report, Report) {
 
 #[test]
 fn report_list_markdown_and_json_skip_and_name_a_corrupt_file() {
-    let project = scratch();
+    let project = scratch(true);
     let dir = project.path();
     let (mock, practice) = reports_with_a_corrupt_file(dir);
 
@@ -375,7 +296,7 @@ fn report_list_markdown_and_json_skip_and_name_a_corrupt_file() {
 
 #[test]
 fn report_list_in_a_project_without_reports() {
-    let project = scratch();
+    let project = scratch(true);
     let out = harness(project.path(), &["report", "--list"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("no reports in "));
@@ -385,7 +306,7 @@ fn report_list_in_a_project_without_reports() {
 
 #[test]
 fn mock_without_a_terminal_exits_2_before_drawing_or_naming_anything() {
-    let project = scratch();
+    let project = scratch(true);
     let dir = project.path();
     let out = harness(dir, &["mock"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));

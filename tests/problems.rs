@@ -7,14 +7,12 @@
 //! without touching this file. `HARNESS_TEST_PROBLEM=<id>` narrows the run
 //! to one problem while writing it.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
+use common::root;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Runs `harness audit --json` on some problems; returns the failed findings.
 fn audit(ids: &[String]) -> Vec<String> {
@@ -69,19 +67,10 @@ fn every_problem_is_honest() {
 fn audit_reports_a_surviving_mutant_as_a_hole() {
     // A scratch copy of versioned_kv whose gate-2 cases lost the rule that
     // deletes keep history: the mutant that erases history survives.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::versioned_kv_project("harness-audit");
     let p = dir.path();
     let src = root().join("problems/versioned_kv");
     let dst = p.join("problems/versioned_kv");
-    for krate in ["reference", "starter"] {
-        let to = dst.join(krate);
-        std::fs::create_dir_all(to.join("src")).unwrap();
-        std::fs::copy(src.join(krate).join("src/lib.rs"), to.join("src/lib.rs")).unwrap();
-        let manifest = std::fs::read_to_string(src.join(krate).join("Cargo.toml"))
-            .unwrap()
-            .replace("../../../contract", root().join("contract").to_str().unwrap());
-        std::fs::write(to.join("Cargo.toml"), manifest + "\n[workspace]\n").unwrap();
-    }
     let toml = std::fs::read_to_string(src.join("problem.toml")).unwrap();
     // Keep one mutant, with its edits, and drop the cases and generators
     // that catch it.
@@ -96,15 +85,6 @@ fn audit_reports_a_surviving_mutant_as_a_hole() {
         .replace("keys_at(3) -> [\"a\", \"b\", \"c\"]\n", "")
         .replace("cases = 25\nlength = [20, 120]\nseed = 2", "cases = 0\nlength = [20, 120]\nseed = 2");
     std::fs::write(dst.join("problem.toml"), weak).unwrap();
-    std::fs::write(
-        p.join("harness.toml"),
-        format!(
-            "[paths]\ncontract = {:?}\ntarget = {:?}\n",
-            root().join("contract"),
-            root().join("target/harness-audit")
-        ),
-    )
-    .unwrap();
     let out =
         Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(p).args(["audit", "versioned_kv"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

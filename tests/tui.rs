@@ -2,91 +2,28 @@
 //! `App::update`, and the main screens drawn on ratatui's `TestBackend`
 //! and compared with committed insta snapshots.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
-use harness::evaluate::{BuildInfo, Evaluation, GateResult};
-use harness::judge::{Case, CaseKind, CaseResult};
-use harness::problem::Problem;
-use harness::script::{Call, Step};
+use common::{MIN, T0, evaluation, failing_case, versioned_kv};
+use harness::evaluate::BuildInfo;
 use harness::session::{Mode, Session, Status};
 use harness::tui::app::{App, Effect, Msg, Overlay, Runner, RunnerMsg};
 use harness::tui::view;
-use harness::verdict::Verdict;
-use harness_contract::Value;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-const T0: u64 = 1_796_000_000_000;
-const MIN: u64 = 60_000;
-
-fn problem() -> Problem {
-    Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "versioned_kv").unwrap()
-}
-
 fn app() -> App {
-    let p = problem();
+    let p = versioned_kv();
     let session = Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0);
     App::new(p, session, PathBuf::from("/home/you/harness/solutions/versioned_kv"), T0)
 }
 
 fn key(c: char) -> Msg {
     Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn build_ok() -> BuildInfo {
-    BuildInfo { ok: true, duration: Duration::from_millis(210), diagnostics: vec![], failure: None }
-}
-
-fn step(op: &str, args: Vec<Value>, expect: Value) -> Step {
-    Step { call: Call { op: op.into(), args }, expect }
-}
-
-fn failing_case() -> (Case, CaseResult) {
-    let s = |x: &str| Value::Str(x.into());
-    let steps = vec![
-        step("new", vec![], Value::Unit),
-        step("put", vec![s("a"), Value::Int(10)], Value::Int(1)),
-        step("delete", vec![s("a")], Value::Int(2)),
-        step("get_at", vec![s("a"), Value::Int(1)], Value::Int(10)),
-    ];
-    let case = Case {
-        gate: 2,
-        name: "delete keeps history: earlier versions still see the old value".into(),
-        kind: CaseKind::Fixed,
-        steps: steps.clone(),
-    };
-    let result = CaseResult {
-        verdict: Verdict::WrongAnswer,
-        message: "`get_at(\"a\", 1)` expected 10, got None".into(),
-        failed_at: Some(3),
-        steps,
-        actual: vec![Value::Unit, Value::Int(1), Value::Int(2), Value::Nil],
-        output: "debug: deleting a\n".into(),
-        output_dropped: 0,
-        shrunk_from: None,
-        elapsed: Duration::from_millis(2),
-    };
-    (case, result)
-}
-
-fn eval(gates: Vec<(usize, usize, usize)>, failures: Vec<(Case, CaseResult)>) -> Evaluation {
-    let p = problem();
-    Evaluation {
-        build: build_ok(),
-        gates: gates
-            .into_iter()
-            .map(|(gate, passed, total)| GateResult {
-                gate,
-                title: p.gates[gate - 1].title.clone(),
-                total,
-                passed,
-                failures: failures.iter().filter(|(c, _)| c.gate == gate).cloned().collect(),
-            })
-            .collect(),
-        run_time: Duration::from_millis(180),
-    }
 }
 
 fn screen(app: &App, w: u16, h: u16) -> String {
@@ -100,7 +37,7 @@ fn at_gate_2(app: &mut App) {
     app.update(Msg::Runner(RunnerMsg::Ready));
     app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
     app.now_ms = T0 + 11 * MIN;
-    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval(vec![(1, 27, 27)], vec![])), vec![])));
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&[(1, 27, 27)], vec![])), vec![])));
 }
 
 #[test]
@@ -120,7 +57,7 @@ fn passing_a_gate_records_the_split_unlocks_the_next_and_judges_it() {
     let mut app = app();
     app.update(Msg::Runner(RunnerMsg::Ready));
     app.now_ms = T0 + 11 * MIN;
-    let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval(vec![(1, 27, 27)], vec![])), vec![])));
+    let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&[(1, 27, 27)], vec![])), vec![])));
     assert_eq!(fx, vec![Effect::Persist, Effect::Report, Effect::Run { upto: 2 }]);
     assert_eq!(app.session.gate, 2);
     assert_eq!(app.statement_gate, 2);
@@ -135,7 +72,7 @@ fn time_up_waits_for_the_run_in_flight_then_freezes() {
     app.now_ms = T0 + 91 * MIN;
     assert!(app.update(Msg::Tick).is_empty(), "a run is in flight");
     assert!(app.time_up_pending);
-    let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval(vec![(1, 3, 27)], vec![])), vec![])));
+    let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&[(1, 3, 27)], vec![])), vec![])));
     assert!(fx.contains(&Effect::Report));
     assert_eq!(app.session.status, Status::TimeUp);
     assert_eq!(app.session.gates[0].test_runs, 1, "the last save was judged");
@@ -176,11 +113,11 @@ fn hints_are_revealed_one_at_a_time_and_counted() {
 fn a_regression_is_flagged() {
     let mut app = app();
     at_gate_2(&mut app);
-    let (case, result) = failing_case();
+    let (case, result) = failing_case(2, "debug: deleting a\n");
     let mut case1 = case.clone();
     case1.gate = 1;
     app.update(Msg::Runner(RunnerMsg::Finished(
-        Box::new(eval(vec![(1, 26, 27), (2, 0, 36)], vec![(case1, result)])),
+        Box::new(evaluation(&[(1, 26, 27), (2, 0, 36)], vec![(case1, result)])),
         vec![],
     )));
     assert_eq!(app.session.gates[0].regressions, 1);
@@ -206,7 +143,7 @@ fn snapshot_compiling() {
 fn snapshot_compile_error() {
     let mut app = app();
     app.update(Msg::Runner(RunnerMsg::Ready));
-    let mut e = eval(vec![], vec![]);
+    let mut e = evaluation(&[], vec![]);
     e.build = BuildInfo {
         ok: false,
         duration: Duration::from_millis(350),
@@ -229,7 +166,7 @@ fn snapshot_failing_gate_with_a_diff() {
     let mut app = app();
     at_gate_2(&mut app);
     app.update(Msg::Runner(RunnerMsg::Finished(
-        Box::new(eval(vec![(1, 27, 27), (2, 35, 36)], vec![failing_case()])),
+        Box::new(evaluation(&[(1, 27, 27), (2, 35, 36)], vec![failing_case(2, "debug: deleting a\n")])),
         vec![],
     )));
     app.now_ms = T0 + 14 * MIN;
@@ -248,7 +185,7 @@ fn snapshot_time_up() {
     let mut app = app();
     at_gate_2(&mut app);
     app.update(Msg::Runner(RunnerMsg::Finished(
-        Box::new(eval(vec![(1, 27, 27), (2, 35, 36)], vec![failing_case()])),
+        Box::new(evaluation(&[(1, 27, 27), (2, 35, 36)], vec![failing_case(2, "debug: deleting a\n")])),
         vec![],
     )));
     app.now_ms = T0 + 90 * MIN;

@@ -1,0 +1,149 @@
+//! Helpers shared by the integration tests (and the bench): the repository,
+//! scratch projects, running the binary, and judged-run fixtures.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use harness::evaluate::{BuildInfo, Evaluation, GateResult};
+use harness::judge::{Case, CaseKind, CaseResult};
+use harness::problem::Problem;
+use harness::script::{Call, Step};
+use harness::verdict::Verdict;
+use harness_contract::Value;
+
+/// 2026-11-30T00:53:20Z.
+pub const T0: u64 = 1_796_000_000_000;
+pub const MIN: u64 = 60_000;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Copies a folder, without `target/` and `Cargo.lock`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "target" {
+                copy_dir(&entry.path(), &target);
+            }
+        } else if entry.file_name() != "Cargo.lock" {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Runs the harness binary in `dir`.
+pub fn harness(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(dir).args(args).output().expect("run harness")
+}
+
+/// stdout and stderr together.
+pub fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// A scratch project with its own harness.toml whose contract and build
+/// output point back into this repository; its problems are this
+/// repository's when `shared_problems`, else its own (empty) folder.
+pub fn scratch(shared_problems: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let problems = if shared_problems { format!("problems = {:?}\n", root().join("problems")) } else { String::new() };
+    let toml = format!(
+        "[paths]\n{problems}contract = {:?}\ntarget = {:?}\n[limits]\ncase_timeout_ms = 1500\n",
+        root().join("contract"),
+        root().join("target/harness-scratch")
+    );
+    std::fs::write(dir.path().join("harness.toml"), toml).unwrap();
+    dir
+}
+
+/// A project holding only versioned_kv's problem.toml, reference and
+/// starter (what `start` needs), building into `target/<target>`.
+pub fn versioned_kv_project(target: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let src = root().join("problems/versioned_kv");
+    let dst = p.join("problems/versioned_kv");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(src.join("problem.toml"), dst.join("problem.toml")).unwrap();
+    for krate in ["reference", "starter"] {
+        copy_dir(&src.join(krate), &dst.join(krate));
+        let manifest = dst.join(krate).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let text = harness::compile::point_at_contract(&text, &dst.join(krate), &root().join("contract"));
+        std::fs::write(&manifest, text).unwrap();
+    }
+    std::fs::write(
+        p.join("harness.toml"),
+        format!(
+            "[paths]\ncontract = {:?}\ntarget = {:?}\n",
+            root().join("contract"),
+            root().join("target").join(target)
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+pub fn versioned_kv() -> Problem {
+    Problem::load(&root().join("problems"), "versioned_kv").unwrap()
+}
+
+fn step(op: &str, args: Vec<Value>, expect: Value) -> Step {
+    Step { call: Call { op: op.into(), args }, expect }
+}
+
+/// versioned_kv's "delete keeps history" case failing at `gate` with a
+/// wrong answer, after printing `output`.
+pub fn failing_case(gate: usize, output: &str) -> (Case, CaseResult) {
+    let s = |x: &str| Value::Str(x.into());
+    let steps = vec![
+        step("new", vec![], Value::Unit),
+        step("put", vec![s("a"), Value::Int(10)], Value::Int(1)),
+        step("delete", vec![s("a")], Value::Int(2)),
+        step("get_at", vec![s("a"), Value::Int(1)], Value::Int(10)),
+    ];
+    let case = Case {
+        gate,
+        name: "delete keeps history: earlier versions still see the old value".into(),
+        kind: CaseKind::Fixed,
+        steps: steps.clone(),
+    };
+    let result = CaseResult {
+        verdict: Verdict::WrongAnswer,
+        message: "`get_at(\"a\", 1)` expected 10, got None".into(),
+        failed_at: Some(3),
+        steps,
+        actual: vec![Value::Unit, Value::Int(1), Value::Int(2), Value::Nil],
+        output: output.into(),
+        output_dropped: 0,
+        shrunk_from: None,
+        elapsed: Duration::from_millis(2),
+    };
+    (case, result)
+}
+
+/// A judged run of versioned_kv: (gate, passed, total) per gate, with the
+/// given failures filed under their gates.
+pub fn evaluation(gates: &[(usize, usize, usize)], failures: Vec<(Case, CaseResult)>) -> Evaluation {
+    let p = versioned_kv();
+    Evaluation {
+        build: BuildInfo { ok: true, duration: Duration::from_millis(210), diagnostics: vec![], failure: None },
+        gates: gates
+            .iter()
+            .map(|&(gate, passed, total)| GateResult {
+                gate,
+                title: p.gates[gate - 1].title.clone(),
+                total,
+                passed,
+                failures: failures.iter().filter(|(c, _)| c.gate == gate).cloned().collect(),
+            })
+            .collect(),
+        run_time: Duration::from_millis(180),
+    }
+}
