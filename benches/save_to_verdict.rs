@@ -16,14 +16,11 @@
 //! It reports medians and the ratios to the bare build. A bench, not a
 //! test: nothing here asserts a time.
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{copy_dir, root};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -101,59 +98,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-struct Tui {
-    parser: Arc<Mutex<vt100::Parser>>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-}
-
-impl Tui {
-    fn start(project: &Project) -> Tui {
-        let pair =
-            native_pty_system().openpty(PtySize { rows: 50, cols: 160, pixel_width: 0, pixel_height: 0 }).unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
-        cmd.args(["start", "versioned_kv"]);
-        cmd.cwd(&project.root);
-        cmd.env("TERM", "xterm-256color");
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(
-            std::num::NonZeroU16::new(50).unwrap(),
-            std::num::NonZeroU16::new(160).unwrap(),
-            0,
-        )));
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let p = parser.clone();
-        std::thread::spawn(move || {
-            let _master = pair.master;
-            let mut buf = [0u8; 16384];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                p.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        Tui { parser, child }
-    }
-
-    fn wait_for(&self, what: &str, timeout: Duration) -> Instant {
-        let start = Instant::now();
-        loop {
-            if self.parser.lock().unwrap().screen().contents().contains(what) {
-                return Instant::now();
-            }
-            assert!(start.elapsed() < timeout, "no {what:?} on screen");
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-}
-
-impl Drop for Tui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
-}
-
 fn main() {
     let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(11);
     let project = project();
@@ -169,15 +113,15 @@ fn main() {
         check.push(project.check());
     }
 
-    let tui = Tui::start(&project);
+    let tui = common::Pty::start(&project.root, "versioned_kv", 50, 160);
     tui.wait_for("edit 0", Duration::from_secs(120));
     let (mut bare2, mut screen) = (Vec::new(), Vec::new());
     for n in 1..=rounds {
         let marker = format!("edit {:04}", 1000 + n);
         let saved = Instant::now();
         project.edit(1000 + n);
-        let seen = tui.wait_for(&marker, Duration::from_secs(60));
-        screen.push(seen - saved);
+        tui.wait_for(&marker, Duration::from_secs(60));
+        screen.push(saved.elapsed());
         // The same edit, built bare: the bare target has not seen it yet.
         bare2.push(project.bare_build());
     }

@@ -5,36 +5,11 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-
-struct Screen {
-    parser: Arc<Mutex<vt100::Parser>>,
-}
-
-impl Screen {
-    fn contents(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
-    }
-
-    fn wait_for(&self, what: &str, timeout: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            let text = self.contents();
-            if text.contains(what) {
-                return text;
-            }
-            if start.elapsed() > timeout {
-                panic!("timed out waiting for {what:?}; the screen shows:\n{text}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
+use common::Pty;
 
 const GATE_1: &str = r#"
 use std::collections::HashMap;
@@ -52,43 +27,9 @@ impl VersionedKv for Store {
 harness_contract::export!(versioned_kv, Store);
 "#;
 
-struct Session {
-    screen: Screen,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    writer: Box<dyn Write + Send>,
-}
-
 /// `harness start versioned_kv` in an 80×24 pseudo-terminal.
-fn spawn(dir: &Path) -> Session {
-    let pair = native_pty_system().openpty(PtySize { rows: 24, cols: 80, pixel_width: 0, pixel_height: 0 }).unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
-    cmd.args(["start", "versioned_kv"]);
-    cmd.cwd(dir);
-    cmd.env("TERM", "xterm-256color");
-    let child = pair.slave.spawn_command(cmd).unwrap();
-    // Without dropping the slave the reader never sees EOF.
-    drop(pair.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(
-        std::num::NonZeroU16::new(24).unwrap(),
-        std::num::NonZeroU16::new(80).unwrap(),
-        0,
-    )));
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let writer = pair.master.take_writer().unwrap();
-    {
-        let parser = parser.clone();
-        std::thread::spawn(move || {
-            let _master = pair.master;
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                parser.lock().unwrap().process(&buf[..n]);
-            }
-        });
-    }
-    Session { screen: Screen { parser }, child, writer }
+fn spawn(dir: &Path) -> Pty {
+    Pty::start(dir, "versioned_kv", 24, 80)
 }
 
 fn state(dir: &Path) -> serde_json::Value {
@@ -100,7 +41,7 @@ fn a_killed_session_resumes_with_the_clock_still_running() {
     let project = common::versioned_kv_project("harness-e2e");
     let dir = project.path();
     let mut first = spawn(dir);
-    first.screen.wait_for("not_implemented", Duration::from_secs(120));
+    first.wait_for("not_implemented", Duration::from_secs(120));
     let before = state(dir);
     // As hard as it gets: no chance to save anything on the way out.
     first.child.kill().unwrap();
@@ -108,8 +49,8 @@ fn a_killed_session_resumes_with_the_clock_still_running() {
     std::thread::sleep(Duration::from_millis(1100));
 
     let mut second = spawn(dir);
-    second.screen.wait_for("Gate 1: Store and read", Duration::from_secs(60));
-    second.screen.wait_for("not_implemented", Duration::from_secs(60));
+    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    second.wait_for("not_implemented", Duration::from_secs(60));
     let after = state(dir);
     assert_eq!(after["id"], before["id"], "the same session");
     assert_eq!(after["started_at_ms"], before["started_at_ms"], "the clock was not reset");
@@ -119,27 +60,23 @@ fn a_killed_session_resumes_with_the_clock_still_running() {
     let budget_ms = after["budget_ms"].as_u64().unwrap();
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     let left_ms = budget_ms - (now_ms - after["started_at_ms"].as_u64().unwrap());
-    let text = second.screen.contents();
+    let text = second.contents();
     let shown = text.lines().next().unwrap_or("").to_string();
     let expected = format!("{}:{:02}:", left_ms / 3_600_000, left_ms / 60_000 % 60);
     assert!(shown.contains(&expected) && shown.contains("left"), "header {shown:?}, expected about {expected}");
     second.writer.write_all(b"qy").unwrap();
     second.writer.flush().unwrap();
-    let start = Instant::now();
-    while second.child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(20), "harness did not exit after quit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    second.wait_exit(Duration::from_secs(20));
 }
 
 #[test]
 fn practice_session_from_start_to_gate_2_and_quit() {
     let project = common::versioned_kv_project("harness-e2e");
     let dir = project.path();
-    let Session { screen, mut child, mut writer } = spawn(dir);
+    let mut session = spawn(dir);
 
-    screen.wait_for("Gate 1: Store and read", Duration::from_secs(60));
-    screen.wait_for("not_implemented", Duration::from_secs(120));
+    session.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    session.wait_for("not_implemented", Duration::from_secs(120));
     let lib = dir.join("solutions/versioned_kv/src/lib.rs");
     assert!(lib.is_file(), "the starter was copied");
     // Save as an editor that writes a temporary file and renames it does.
@@ -147,29 +84,20 @@ fn practice_session_from_start_to_gate_2_and_quit() {
     std::fs::write(&tmp, GATE_1).unwrap();
     std::fs::rename(&tmp, &lib).unwrap();
 
-    screen.wait_for("Gate 2/4", Duration::from_secs(120));
-    screen.wait_for("Gate 2: Point-in-time reads", Duration::from_secs(10));
-    screen.wait_for("The store must now answer", Duration::from_secs(10));
+    session.wait_for("Gate 2/4", Duration::from_secs(120));
+    session.wait_for("Gate 2: Point-in-time reads", Duration::from_secs(10));
+    session.wait_for("The store must now answer", Duration::from_secs(10));
 
-    writer.write_all(b"q").unwrap();
-    writer.flush().unwrap();
-    screen.wait_for("Quit?", Duration::from_secs(10));
-    writer.write_all(b"y").unwrap();
-    writer.flush().unwrap();
+    session.writer.write_all(b"q").unwrap();
+    session.writer.flush().unwrap();
+    session.wait_for("Quit?", Duration::from_secs(10));
+    session.writer.write_all(b"y").unwrap();
+    session.writer.flush().unwrap();
 
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "harness did not exit after quit");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = session.wait_exit(Duration::from_secs(20));
     assert!(status.success(), "exit status {status:?}");
 
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
-            .unwrap();
+    let state = state(dir);
     assert_eq!(state["gate"], 2);
     assert_eq!(state["status"], "running", "a quit practice session is kept for resuming");
     assert!(state["gates"][0]["passed_at_ms"].as_u64().is_some());
@@ -199,33 +127,18 @@ fn a_second_terminal_is_refused_and_sigterm_ends_the_session_cleanly() {
     let project = common::versioned_kv_project("harness-e2e");
     let dir = project.path();
     let mut first = spawn(dir);
-    first.screen.wait_for("Gate 1: Store and read", Duration::from_secs(120));
+    first.wait_for("Gate 1: Store and read", Duration::from_secs(120));
 
     // The same session in a second terminal would fight over its state.
     let mut second = spawn(dir);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = second.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "the second start did not give up");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(status.exit_code(), 2);
-    second.screen.wait_for("already open in another terminal", Duration::from_secs(5));
+    assert_eq!(second.wait_exit(Duration::from_secs(20)).exit_code(), 2, "the second start gives up");
+    second.wait_for("already open in another terminal", Duration::from_secs(5));
 
     let pid = first.child.process_id().unwrap();
     rustix::process::kill_process(rustix::process::Pid::from_raw(pid as i32).unwrap(), rustix::process::Signal::TERM)
         .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = first.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "SIGTERM did not end the session");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "{status:?}");
+    let status = first.wait_exit(Duration::from_secs(20));
+    assert!(status.success(), "SIGTERM ends the session cleanly: {status:?}");
     let state = state(dir);
     assert_eq!(state["status"], "running", "kept for resuming");
     assert_eq!(state["events"].as_array().unwrap().last().unwrap()["kind"], "quit");

@@ -147,3 +147,79 @@ pub fn evaluation(gates: &[(usize, usize, usize)], failures: Vec<(Case, CaseResu
         run_time: Duration::from_millis(180),
     }
 }
+
+/// `harness start <problem>` in a real pseudo-terminal, its screen kept
+/// by a vt100 parser fed from a reader thread.
+pub struct Pty {
+    pub parser: std::sync::Arc<std::sync::Mutex<vt100::Parser>>,
+    pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub writer: Box<dyn std::io::Write + Send>,
+}
+
+impl Pty {
+    pub fn start(dir: &Path, problem: &str, rows: u16, cols: u16) -> Pty {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        use std::io::Read;
+        let pair = native_pty_system().openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
+        cmd.args(["start", problem]);
+        cmd.cwd(dir);
+        cmd.env("TERM", "xterm-256color");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        // Without dropping the slave the reader never sees EOF.
+        drop(pair.slave);
+        let size = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        let parser = std::sync::Arc::new(std::sync::Mutex::new(vt100::Parser::new(size(rows), size(cols), 0)));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let p = parser.clone();
+        std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = [0u8; 16384];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Pty { parser, child, writer }
+    }
+
+    pub fn contents(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Polls the screen until it shows `what`; returns the screen.
+    pub fn wait_for(&self, what: &str, timeout: Duration) -> String {
+        let start = std::time::Instant::now();
+        loop {
+            let text = self.contents();
+            if text.contains(what) {
+                return text;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out waiting for {what:?}; the screen shows:\n{text}");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Waits for the process to end.
+    pub fn wait_exit(&mut self, timeout: Duration) -> portable_pty::ExitStatus {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < timeout, "harness did not exit within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
