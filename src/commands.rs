@@ -151,9 +151,16 @@ fn check(
         bail!("--gate {g}: `{id}` has gates 1 to {}", problem.gates.len());
     }
     let upto = gate.unwrap_or(problem.gates.len());
-    let mut judge = Judge::new(config, problem, upto, seed)?;
+    // The solution builds while the reference builds and computes the
+    // generated cases' expectations: two cargo runs in two target folders.
+    let (judge, build) = std::thread::scope(|s| {
+        let build = s.spawn(|| compile::build(config, &dir));
+        let judge = Judge::new(config, problem, upto, seed);
+        (judge, build.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the build thread panicked"))))
+    });
+    let (mut judge, build) = (judge?, build?);
     judge.shrink = !no_shrink;
-    let eval = judge.evaluate(&dir, &AtomicBool::new(false), &|_, _| {})?;
+    let eval = judge.evaluate_build(build, upto, &AtomicBool::new(false), &|_, _| {}, None)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report_text::render_json(&judge.problem, &dir, &eval))?);
     } else {

@@ -6,7 +6,6 @@
 //! session pays for the reference once and each save pays only for the
 //! candidate's build and run.
 
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -91,12 +90,6 @@ impl Judge {
             schema_hash: self.problem.signature.schema().hash(),
             limits: self.config.limits.clone(),
         }
-    }
-
-    /// Builds the crate at `solution` and judges it.
-    pub fn evaluate(&self, solution: &Path, cancel: &AtomicBool, progress: Progress<'_>) -> Result<Evaluation> {
-        let build = compile::build(&self.config, solution)?;
-        self.evaluate_build(build, self.upto, cancel, progress, None)
     }
 
     /// Judges a finished build on gates `1..=upto` (the TUI builds
