@@ -117,12 +117,15 @@ fn install_panic_hook() {
         // Record, do not print: the harness shows the message itself, and
         // the default hook's stderr output would only duplicate it.
         std::panic::set_hook(Box::new(|info| {
-            let message = match info.payload_as_str() {
-                Some(s) => s.to_string(),
-                None => match info.payload().downcast_ref::<NotImplemented>() {
-                    Some(NotImplemented(op)) => format!("`{op}` is not implemented"),
-                    None => "a panic with a non-string payload".to_string(),
-                },
+            let payload = info.payload();
+            let message = if let Some(s) = payload.downcast_ref::<&str>() {
+                s.to_string()
+            } else if let Some(s) = payload.downcast_ref::<String>() {
+                s.clone()
+            } else if let Some(NotImplemented(op)) = payload.downcast_ref::<NotImplemented>() {
+                format!("`{op}` is not implemented")
+            } else {
+                "a panic with a non-string payload".to_string()
             };
             let location =
                 info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
