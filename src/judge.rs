@@ -283,7 +283,7 @@ fn end_text(end: &End) -> String {
 
 /// Limits on shrinking one failing case.
 const SHRINK_ROUNDS: usize = 60;
-const SHRINK_TIME: Duration = Duration::from_secs(3);
+const SHRINK_TIME: Duration = Duration::from_secs(10);
 /// Failing generated cases shrunk per gate; the rest are shown whole. The
 /// first few failures are the ones a candidate reads, and each shrink
 /// costs worker round trips on the save → verdict path.
