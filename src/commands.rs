@@ -13,11 +13,11 @@ use serde_json::{Value as Json, json};
 use crate::cli::{Cli, Command};
 use crate::compile;
 use crate::config::Config;
-use crate::evaluate::Judge;
+use crate::evaluate::{self, Judge};
 use crate::judge;
 use crate::problem::{self, Problem};
 use crate::report_text;
-use crate::sandbox::{self, Target};
+use crate::sandbox;
 use crate::script::Call;
 use crate::ty::to_json;
 
@@ -218,7 +218,6 @@ fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, json: bool) -
     let problem = Problem::load(&config.problems_dir, id)?;
     let calls = read_ops(&problem, ops)?;
     let dir = solution_dir(config, &problem, solution)?;
-    let hash = problem.signature.schema().hash();
     let build = compile::build(config, &dir)?;
     let Some(lib) = build.lib else {
         eprint!("{}", build.failure.clone().unwrap_or_default());
@@ -231,7 +230,7 @@ fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, json: bool) -
         eprintln!("the solution does not compile");
         return Ok(1);
     };
-    let target = Target { lib: lib.path.clone(), schema_hash: hash, limits: config.limits.clone() };
+    let target = evaluate::target(config, &problem, &lib);
     if let Err(why) = judge::probe(&target, &problem)? {
         eprintln!("{why}");
         return Ok(1);
@@ -304,10 +303,7 @@ fn reference_results(config: &Config, problem: &Problem, calls: &[Call]) -> Opti
     if !problem.reference_dir().join("Cargo.toml").is_file() {
         return None;
     }
-    let build = compile::build(config, &problem.reference_dir()).ok()?;
-    let lib = build.lib?;
-    let target =
-        Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() };
+    let (_lib, target) = evaluate::build_reference(config, problem).ok()?;
     let steps = judge::expect_from_reference(&target, &[calls]).ok()?.pop()?;
     Some(steps.into_iter().map(|s| s.expect).collect())
 }

@@ -85,11 +85,7 @@ impl Judge {
     }
 
     fn target(&self, lib: &LoadedLib) -> Target {
-        Target {
-            lib: lib.path.clone(),
-            schema_hash: self.problem.signature.schema().hash(),
-            limits: self.config.limits.clone(),
-        }
+        target(&self.config, &self.problem, lib)
     }
 
     /// Judges a finished build on gates `1..=upto` (the TUI builds
@@ -121,18 +117,19 @@ impl Judge {
             info.failure = Some(why);
             return Ok(Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() });
         }
-        let cases: Vec<Case> = self.cases.iter().filter(|c| c.gate <= upto).cloned().collect();
-        let mut results = judge::run_cases(&target, &cases, cancel, progress)?;
+        // The suite is sorted by gate: gates 1..=upto are a prefix of it.
+        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
+        let mut results = judge::run_cases(&target, cases, cancel, progress)?;
         let mut eval =
-            Evaluation { build: info, gates: self.group(&cases, &results, upto), run_time: started.elapsed() };
+            Evaluation { build: info, gates: self.group(cases, &results, upto), run_time: started.elapsed() };
         if let Some((_, reference)) = self.reference.as_ref().filter(|_| self.shrink)
             && eval.gates.iter().any(|g| !g.failures.is_empty())
         {
             if let Some(early) = early {
                 early(&eval);
             }
-            if judge::shrink_failures(&target, reference, &cases, &mut results, cancel)? > 0 {
-                eval.gates = self.group(&cases, &results, upto);
+            if judge::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0 {
+                eval.gates = self.group(cases, &results, upto);
                 eval.run_time = started.elapsed();
             }
         }
@@ -162,9 +159,14 @@ impl Judge {
     }
 }
 
+/// How to run `lib` as a solution of `problem`.
+pub fn target(config: &Config, problem: &Problem, lib: &LoadedLib) -> Target {
+    Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() }
+}
+
 /// Builds and probes the problem's reference solution; any failure here is
 /// the problem's fault, so it is an error, not a verdict.
-fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib, Target)> {
+pub fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib, Target)> {
     let dir = problem.reference_dir();
     let build =
         compile::build(config, &dir).with_context(|| format!("building the reference solution of `{}`", problem.id))?;
@@ -175,8 +177,7 @@ fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib, Tar
         }
         bail!("the reference solution in {} does not build:\n{text}", dir.display());
     };
-    let target =
-        Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() };
+    let target = target(config, problem, &lib);
     if let Err(why) = judge::probe(&target, problem)? {
         bail!("the reference solution in {} cannot be judged: {why}", dir.display());
     }

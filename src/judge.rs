@@ -118,7 +118,8 @@ pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Ve
     Ok(out)
 }
 
-/// All cases of gates `1..=upto` with expectations, fixed cases first.
+/// All cases of gates `1..=upto` with expectations, sorted by gate (within
+/// a gate, fixed cases first); `Judge` relies on the order.
 pub fn build_suite(problem: &Problem, upto: usize, reference: Option<&Target>, seed: Option<u64>) -> Result<Vec<Case>> {
     let (mut cases, generated) = collect_cases(problem, upto, seed);
     if !generated.is_empty() {

@@ -106,8 +106,13 @@ pub fn run(target: &Target, cases: &[&[Call]]) -> Result<Run> {
 
 /// Runs `cases` in one worker with an explicit wall-clock limit.
 pub fn run_limited(target: &Target, cases: &[&[Call]], limit: Duration) -> Result<Run> {
-    let exe = std::env::current_exe().context("cannot find the harness executable")?;
-    run_with(&exe, target, cases, limit)
+    // Looked up once: every worker of every run re-executes this binary.
+    static EXE: std::sync::OnceLock<std::io::Result<PathBuf>> = std::sync::OnceLock::new();
+    let exe = EXE
+        .get_or_init(std::env::current_exe)
+        .as_ref()
+        .map_err(|e| anyhow::anyhow!("cannot find the harness executable: {e}"))?;
+    run_with(exe, target, cases, limit)
 }
 
 pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], limit: Duration) -> Result<Run> {

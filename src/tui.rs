@@ -149,19 +149,19 @@ pub fn run(
                     }
                     Effect::Persist => {
                         if let Err(e) = report::save_state(&config.reports_dir, &app.session) {
-                            app.say(format!("cannot save the session: {e:#}"), false);
+                            app.notify(format!("cannot save the session: {e:#}"), false);
                         }
                     }
                     Effect::Report => match write_report(config, &app) {
                         Ok(path) => app.report_path = Some(path),
-                        Err(e) => app.say(format!("cannot write the report: {e:#}"), false),
+                        Err(e) => app.notify(format!("cannot write the report: {e:#}"), false),
                     },
                     Effect::OpenEditor => {
                         let file = app.solution_dir.join("src/lib.rs");
                         let result = suspended(&input, || open_editor(&file));
                         terminal.clear().ok();
                         if let Err(e) = result {
-                            app.say(format!("{e:#}"), false);
+                            app.notify(format!("{e:#}"), false);
                         }
                     }
                     Effect::Export { case, steps } => {
@@ -171,9 +171,9 @@ pub fn run(
                                 if let Some(n) = note {
                                     text.push_str(&format!(" — {n}"));
                                 }
-                                app.say(text, true);
+                                app.notify(text, true);
                             }
-                            Err(e) => app.say(format!("export failed: {e:#}"), false),
+                            Err(e) => app.notify(format!("export failed: {e:#}"), false),
                         }
                     }
                     Effect::Quit => break 'outer,

@@ -162,13 +162,9 @@ impl App {
         matches!(self.runner, Runner::Compiling { .. } | Runner::Running { .. })
     }
 
-    fn notify(&mut self, text: impl Into<String>, good: bool) {
+    /// Shows a transient message in the footer.
+    pub fn notify(&mut self, text: impl Into<String>, good: bool) {
         self.notice = Some(Notice { text: text.into(), good, until_ms: self.now_ms + NOTICE_MS });
-    }
-
-    /// Shows a message from the loop (an export, an editor error).
-    pub fn say(&mut self, text: impl Into<String>, good: bool) {
-        self.notify(text, good);
     }
 
     /// The failing cases of the last run, in gate order.
