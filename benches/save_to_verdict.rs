@@ -40,13 +40,14 @@ fn project() -> Project {
     let dir = common::versioned_kv_project("harness-bench");
     let p = dir.path().to_path_buf();
     let sol = p.join("solutions/versioned_kv");
-    let config = harness::config::Config::discover(&root()).unwrap();
-    let problem = harness::problem::Problem::load(&config.problems_dir, "versioned_kv").unwrap();
+    let config = harness::base::config::Config::discover(&root()).unwrap();
+    let problem = harness::problem::model::Problem::load(&config.problems_dir, "versioned_kv").unwrap();
     let mutant = problem.mutants.iter().find(|m| m.name == MUTANT).unwrap();
-    copy_dir(&harness::compile::mutant_crate(&config, &problem, mutant).unwrap(), &sol);
+    copy_dir(&harness::judge::compile::mutant_crate(&config, &problem, mutant).unwrap(), &sol);
     let manifest = sol.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).unwrap().replace("[workspace]", "");
-    std::fs::write(&manifest, harness::compile::point_at_contract(&text, &sol, &root().join("contract"))).unwrap();
+    std::fs::write(&manifest, harness::judge::compile::point_at_contract(&text, &sol, &root().join("contract")))
+        .unwrap();
     let lib = sol.join("src/lib.rs");
     let original = std::fs::read_to_string(&lib).unwrap();
     Project { _dir: dir, root: p, lib, original }

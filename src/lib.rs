@@ -1,33 +1,18 @@
 //! harness: timed, gated practice for stateful-component coding interviews.
 //!
-//! See ARCHITECTURE.md for the map. In short: `problem` reads problems,
-//! `compile` builds solutions, `sandbox` + `worker` run them in isolated
-//! processes, `judge` turns gates into cases and verdicts, `evaluate` ties a
-//! save to a verdict, and the commands render the result.
+//! The folders are layers, each importing only the layers listed before it
+//! (`tests/layers.rs` keeps this true); ARCHITECTURE.md draws the map:
+//! - `base`: settings, positioned diagnostics, atomic files;
+//! - `problem`: the problem model, types, case scripts and generators;
+//! - `judge`: building, sandboxing and judging candidate code;
+//! - `session`: a practice session, its reports and score;
+//! - `ui`: the practice and review TUIs and the text of results;
+//! - `cmd`: one file per subcommand.
 
-pub mod audit;
+pub mod base;
 pub mod cli;
-pub mod commands;
-pub mod compile;
-pub mod config;
-pub mod diag;
-pub mod evaluate;
-pub mod export;
-pub mod fsio;
-pub mod generate;
+pub mod cmd;
 pub mod judge;
-pub mod mock;
 pub mod problem;
-pub mod report;
-pub mod report_text;
-pub mod review;
-pub mod sandbox;
-pub mod scaffold;
-pub mod score;
-pub mod script;
 pub mod session;
-pub mod start;
-pub mod tui;
-pub mod ty;
-pub mod verdict;
-pub mod worker;
+pub mod ui;

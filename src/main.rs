@@ -7,7 +7,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Worker { lib, hash, memory, stack, cpu } = &cli.command {
         let schema_hash = u64::from_str_radix(hash, 16).unwrap_or(0);
-        let code = harness::worker::main(harness::worker::WorkerArgs {
+        let code = harness::judge::worker::main(harness::judge::worker::WorkerArgs {
             lib,
             schema_hash,
             memory_bytes: *memory,
@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         });
         return ExitCode::from(code as u8);
     }
-    match harness::commands::run(cli) {
+    match harness::cmd::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -88,11 +88,11 @@ fn generated_failures_are_shrunk_and_carry_their_seed() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let generated: Vec<&Value> =
         r["gates"][0]["failures"].as_array().unwrap().iter().filter(|f| f["kind"] == "generated").collect();
-    assert!(generated.len() > harness::judge::SHRUNK_PER_GATE, "enough failures to see the cap");
+    assert!(generated.len() > harness::judge::suite::SHRUNK_PER_GATE, "enough failures to see the cap");
     for (i, f) in generated.iter().enumerate() {
         assert!(f["seed"].as_str().unwrap().starts_with("0x"));
         let ops = f["ops"].as_array().unwrap().len();
-        if i < harness::judge::SHRUNK_PER_GATE {
+        if i < harness::judge::suite::SHRUNK_PER_GATE {
             assert!(ops <= 6, "shrunk to a short case, got {ops} ops: {f}");
             assert!(f["shrunk_from"].as_u64().unwrap() as usize >= ops);
         } else {
@@ -288,23 +288,24 @@ fn list_shows_the_problems() {
 fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
     let dir = scratch(false);
     let crate_dir = dir.path().join("sol");
-    let config = harness::config::Config::discover(&root()).unwrap();
-    let problem = harness::problem::Problem::load(&root().join("problems"), "versioned_kv").unwrap();
+    let config = harness::base::config::Config::discover(&root()).unwrap();
+    let problem = harness::problem::model::Problem::load(&root().join("problems"), "versioned_kv").unwrap();
     let mutant = problem.mutants.iter().find(|m| m.name == "per_key_versions").unwrap();
-    copy_dir(&harness::compile::mutant_crate(&config, &problem, mutant).unwrap(), &crate_dir);
+    copy_dir(&harness::judge::compile::mutant_crate(&config, &problem, mutant).unwrap(), &crate_dir);
     let manifest = crate_dir.join("Cargo.toml");
     let m = std::fs::read_to_string(&manifest)
         .unwrap()
         .replace("crate-type = [\"cdylib\"]", "crate-type = [\"cdylib\", \"rlib\"]")
         .replace("[workspace]", "");
-    let m = harness::compile::point_at_contract(&m, &crate_dir, &root().join("contract"));
+    let m = harness::judge::compile::point_at_contract(&m, &crate_dir, &root().join("contract"));
     std::fs::write(&manifest, m).unwrap();
     let case = problem.gates[0]
         .cases
         .iter()
         .find(|c| c.name == "the version counter is global: every key's write takes the next number")
         .unwrap();
-    let (path, note) = harness::export::write_test(&crate_dir, &problem.signature, &case.name, &case.steps).unwrap();
+    let (path, note) =
+        harness::session::export::write_test(&crate_dir, &problem.signature, &case.name, &case.steps).unwrap();
     assert!(note.is_none(), "the crate has an rlib: {note:?}");
     let out = Command::new(env!("CARGO"))
         .args(["test", "--quiet", "--test"])

@@ -12,10 +12,10 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{MIN, T0, evaluation, failing_case, harness, scratch, text, versioned_kv};
-use harness::report::{self, Report};
-use harness::session::{Mode, SourceFile, Status};
-use harness::tui::app::{App, Effect, Msg, Overlay, RunnerMsg};
-use harness::tui::view;
+use harness::session::report::{self, Report};
+use harness::session::state::{Mode, SourceFile, Status};
+use harness::ui::practice::app::{App, Effect, Msg, Overlay, RunnerMsg};
+use harness::ui::practice::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -50,7 +50,7 @@ fn perform(app: &mut App, reports: &Path, effects: Vec<Effect>) -> Vec<Effect> {
                     &app.session,
                     &app.problem,
                     app.now_ms,
-                    harness::score::score_of(&app.session),
+                    harness::session::score::score_of(&app.session),
                 );
                 app.report_path = Some(report::write(reports, &r).unwrap());
             }
@@ -70,7 +70,7 @@ fn step(app: &mut App, reports: &Path, at_min: u64, msg: Msg) -> Vec<Effect> {
 /// 60:00), the solution judged at the given fake times.
 fn mock_app() -> App {
     let p = versioned_kv();
-    let session = harness::mock::new_session(&p, 60 * MIN, T0);
+    let session = harness::cmd::mock::new_session(&p, 60 * MIN, T0);
     App::new(p, session, PathBuf::from("/home/you/harness/solutions/mock/versioned_kv"), T0)
 }
 
@@ -215,7 +215,8 @@ fn reports_with_a_corrupt_file(project: &Path) -> (Report, Report) {
     let mock = load(&reports);
 
     let p = versioned_kv();
-    let mut s = harness::session::Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0 - 60 * MIN);
+    let mut s =
+        harness::session::state::Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0 - 60 * MIN);
     s.id = "20261129T235320Z-versioned_kv".into();
     s.on_quit(T0 - 30 * MIN);
     let practice = Report::from_session(&s, &p, T0 - 30 * MIN, None);

@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
-use harness::problem::Problem;
-use harness::report::Report;
-use harness::review::app::{Action, Review, Screen, Tab};
-use harness::review::view;
-use harness::score::score_of;
-use harness::session::{FailureSummary, GateOutcome, Mode, RunSummary, Session, SourceFile};
-use harness::verdict::Verdict;
+use harness::judge::verdict::Verdict;
+use harness::problem::model::Problem;
+use harness::session::report::Report;
+use harness::session::score::score_of;
+use harness::session::state::{FailureSummary, GateOutcome, Mode, RunSummary, Session, SourceFile};
+use harness::ui::review::app::{Action, Review, Screen, Tab};
+use harness::ui::review::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -82,7 +82,7 @@ fn mock_report() -> Report {
     let p = problem("versioned_kv");
     let start = T0 + 2 * DAY;
     let at = |m: u64| start + m * MIN;
-    let mut s = harness::mock::new_session(&p, 60 * MIN, start);
+    let mut s = harness::cmd::mock::new_session(&p, 60 * MIN, start);
     s.on_save(at(2));
     s.on_build(at(2), false, 300, 2);
     s.on_save(at(4));
@@ -156,7 +156,7 @@ fn completed_report() -> Report {
 fn abandoned_report() -> Report {
     let p = problem("lru_cache");
     let start = T0 + DAY;
-    let mut s = harness::mock::new_session(&p, 90 * MIN, start);
+    let mut s = harness::cmd::mock::new_session(&p, 90 * MIN, start);
     s.on_quit(start + 5 * MIN);
     Report::from_session(&s, &p, start + 5 * MIN, score_of(&s))
 }

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{MIN, T0, evaluation, failing_case, versioned_kv};
-use harness::evaluate::BuildInfo;
-use harness::session::{Mode, Session, Status};
-use harness::tui::app::{App, Effect, Msg, Overlay, Runner, RunnerMsg};
-use harness::tui::view;
+use harness::judge::evaluate::BuildInfo;
+use harness::session::state::{Mode, Session, Status};
+use harness::ui::practice::app::{App, Effect, Msg, Overlay, Runner, RunnerMsg};
+use harness::ui::practice::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -147,7 +147,7 @@ fn snapshot_compile_error() {
     e.build = BuildInfo {
         ok: false,
         duration: Duration::from_millis(350),
-        diagnostics: vec![harness::compile::Diagnostic {
+        diagnostics: vec![harness::judge::compile::Diagnostic {
             level: "error".into(),
             message: "mismatched types".into(),
             file: Some("src/lib.rs".into()),

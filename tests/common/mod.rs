@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use harness::evaluate::{BuildInfo, Evaluation, GateResult};
-use harness::judge::{Case, CaseKind, CaseResult};
-use harness::problem::Problem;
-use harness::script::{Call, Step};
-use harness::verdict::Verdict;
+use harness::judge::evaluate::{BuildInfo, Evaluation, GateResult};
+use harness::judge::suite::{Case, CaseKind, CaseResult};
+use harness::judge::verdict::Verdict;
+use harness::problem::model::Problem;
+use harness::problem::script::{Call, Step};
 use harness_contract::Value;
 
 /// 2026-11-30T00:53:20Z.
@@ -75,7 +75,7 @@ pub fn versioned_kv_project(target: &str) -> tempfile::TempDir {
         copy_dir(&src.join(krate), &dst.join(krate));
         let manifest = dst.join(krate).join("Cargo.toml");
         let text = std::fs::read_to_string(&manifest).unwrap();
-        let text = harness::compile::point_at_contract(&text, &dst.join(krate), &root().join("contract"));
+        let text = harness::judge::compile::point_at_contract(&text, &dst.join(krate), &root().join("contract"));
         std::fs::write(&manifest, text).unwrap();
     }
     std::fs::write(

@@ -1,0 +1,90 @@
+//! The subcommands, one file each, and the dispatch from parsed arguments.
+//! Each returns the exit status (0 success, 1 the solution failed); an
+//! `Err` becomes status 2. The top layer: it may use every other layer.
+
+pub mod audit;
+pub mod check;
+pub mod list;
+pub mod mock;
+pub mod new;
+pub mod replay;
+pub mod report;
+pub mod start;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use crate::base::config::Config;
+use crate::cli::{Cli, Command};
+use crate::judge::compile;
+use crate::problem::model::Problem;
+
+pub fn run(cli: Cli) -> Result<u8> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let config = Config::discover(&cwd)?;
+    match cli.command {
+        Command::List { json } => list::list(&config, json),
+        Command::Check { problem, solution, mutant, gate, seed, json, no_shrink } => {
+            check::check(&config, &problem, Judged::pick(solution, mutant), gate, seed, json, no_shrink)
+        }
+        Command::Replay { problem, ops, solution, mutant, json } => {
+            replay::replay(&config, &problem, &ops, Judged::pick(solution, mutant), json)
+        }
+        Command::Start { problem: Some(problem), minutes, fresh } => start::start(&config, &problem, minutes, fresh),
+        Command::Start { problem: None, .. } => start::choose(&config),
+        Command::Mock { problem, minutes } => mock::mock(&config, problem.as_deref(), minutes),
+        Command::Report { id, list, markdown, json } => report::report(&config, id.as_deref(), list, markdown, json),
+        Command::Audit { problems, json } => audit::command(&config, &problems, json),
+        Command::New { id, title } => new::command(&config, &id, title.as_deref()),
+        Command::Worker { .. } => unreachable!("handled in main"),
+    }
+}
+
+/// What `check` and `replay` judge.
+pub(crate) enum Judged {
+    /// `solutions/<problem>`.
+    Default,
+    Crate(PathBuf),
+    Mutant(String),
+}
+
+impl Judged {
+    pub(crate) fn pick(solution: Option<PathBuf>, mutant: Option<String>) -> Judged {
+        match (solution, mutant) {
+            (Some(dir), _) => Judged::Crate(dir),
+            (None, Some(name)) => Judged::Mutant(name),
+            (None, None) => Judged::Default,
+        }
+    }
+}
+
+pub(crate) fn solution_dir(config: &Config, problem: &Problem, judged: Judged) -> Result<PathBuf> {
+    let dir = match judged {
+        Judged::Default => {
+            let dir = config.solution_dir(&problem.id);
+            if !dir.is_dir() {
+                bail!(
+                    "no solution crate at {}: `harness start {}` creates it from the starter",
+                    dir.display(),
+                    problem.id
+                );
+            }
+            dir
+        }
+        Judged::Crate(dir) => {
+            if !dir.is_dir() {
+                bail!("no solution crate at {}", dir.display());
+            }
+            dir
+        }
+        Judged::Mutant(name) => {
+            let Some(m) = problem.mutants.iter().find(|m| m.name == name) else {
+                let names: Vec<&str> = problem.mutants.iter().map(|m| m.name.as_str()).collect();
+                bail!("`{}` has no mutant `{name}` (it has: {})", problem.id, names.join(", "));
+            };
+            compile::mutant_crate(config, problem, m)?
+        }
+    };
+    Ok(dir)
+}

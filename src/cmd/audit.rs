@@ -1,0 +1,188 @@
+//! `harness audit`: is a problem honest? Its reference passes every gate,
+//! its starter builds and fails gate 1 with `not_implemented` only, and
+//! every mutant passes the gates before its own and is caught at its own
+//! gate (by the case the problem names). A surviving mutant is a hole in
+//! the hidden tests.
+//!
+//! The reference, its expectations and the suite are prepared once per
+//! problem and every crate is judged against them, so auditing a problem
+//! with 25 mutants costs 27 builds and runs, not 27 `check`s.
+
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::base::config::Config;
+use crate::judge::evaluate::{Evaluation, Judge};
+use crate::judge::verdict::Verdict;
+use crate::problem::model::{Mutant, Problem};
+
+/// What the audit found about one crate.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// `reference`, `starter` or `mutant <name>`.
+    pub subject: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// One problem's audit.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProblemAudit {
+    pub problem: String,
+    pub findings: Vec<Finding>,
+}
+
+impl ProblemAudit {
+    pub fn ok(&self) -> bool {
+        self.findings.iter().all(|f| f.ok)
+    }
+}
+
+fn build_text(eval: &Evaluation) -> String {
+    let mut text = eval.build.failure.clone().unwrap_or_default();
+    for d in eval.build.diagnostics.iter().filter(|d| d.level == "error") {
+        text.push_str(&crate::ui::results::strip_ansi(&d.rendered));
+    }
+    text
+}
+
+fn check_reference(eval: &Evaluation, gates: usize) -> Finding {
+    let subject = "reference".to_string();
+    if !eval.build.ok {
+        return Finding { subject, ok: false, detail: format!("does not build:\n{}", build_text(eval)) };
+    }
+    let failing: Vec<String> = eval
+        .gates
+        .iter()
+        .flat_map(|g| g.failures.iter().map(move |(c, r)| format!("gate {}: {} — {}", g.gate, c.name, r.message)))
+        .collect();
+    if failing.is_empty() {
+        let cases: usize = eval.gates.iter().map(|g| g.total).sum();
+        Finding { subject, ok: true, detail: format!("passes all {gates} gates ({cases} cases)") }
+    } else {
+        Finding { subject, ok: false, detail: format!("fails {} case(s):\n{}", failing.len(), failing.join("\n")) }
+    }
+}
+
+fn check_starter(eval: &Evaluation) -> Finding {
+    let subject = "starter".to_string();
+    if !eval.build.ok {
+        return Finding { subject, ok: false, detail: format!("does not build:\n{}", build_text(eval)) };
+    }
+    let gate1 = &eval.gates[0];
+    let others: Vec<String> = gate1
+        .failures
+        .iter()
+        .filter(|(_, r)| r.verdict != Verdict::NotImplemented)
+        .map(|(c, r)| format!("{} — {}", c.name, r.verdict))
+        .collect();
+    if gate1.failures.is_empty() {
+        Finding { subject, ok: false, detail: "passes gate 1: a starter must leave the work to the candidate".into() }
+    } else if !others.is_empty() {
+        Finding {
+            subject,
+            ok: false,
+            detail: format!("fails gate 1 with verdicts other than not_implemented:\n{}", others.join("\n")),
+        }
+    } else {
+        Finding { subject, ok: true, detail: format!("fails gate 1 with not_implemented only ({} cases)", gate1.total) }
+    }
+}
+
+fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
+    let subject = format!("mutant {}", m.name);
+    if !eval.build.ok {
+        return Finding { subject, ok: false, detail: format!("does not build:\n{}", build_text(eval)) };
+    }
+    let mut problems = Vec::new();
+    for g in eval.gates.iter().filter(|g| g.gate < m.gate && !g.all_passed()) {
+        let names: Vec<&str> = g.failures.iter().map(|(c, _)| c.name.as_str()).collect();
+        problems.push(format!(
+            "belongs to gate {} but already fails gate {}: {}: either it is caught too early or it is two mistakes",
+            m.gate,
+            g.gate,
+            names.join("; ")
+        ));
+    }
+    let own = &eval.gates[m.gate - 1];
+    let catching: Vec<&str> = own.failures.iter().map(|(c, _)| c.name.as_str()).collect();
+    if own.all_passed() {
+        problems.push(format!("survives gate {}: the hidden tests have a hole (add the case that catches it)", m.gate));
+    } else if let Some(case) = &m.caught_by
+        && !catching.contains(&case.as_str())
+    {
+        problems.push(format!("is not caught by `{case}`; caught by: {}", catching.join("; ")));
+    }
+    if problems.is_empty() {
+        let named = m.caught_by.as_deref().map_or(String::new(), |c| format!(" by `{c}`"));
+        Finding {
+            subject,
+            ok: true,
+            detail: format!("caught at gate {}{named} ({} of {} cases fail)", m.gate, own.failures.len(), own.total),
+        }
+    } else {
+        Finding { subject, ok: false, detail: problems.join("\n") }
+    }
+}
+
+/// Audits one problem.
+pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
+    let cancel = AtomicBool::new(false);
+    let gates = problem.gates.len();
+    let mut judge = Judge::new(config, problem, gates, None)?;
+    // Verdicts are all that matter here; shrinking would only cost time.
+    judge.shrink = false;
+    let mut findings = Vec::new();
+    let no_progress = |_: usize, _: usize| {};
+    let run = |dir: &std::path::Path, upto: usize| -> Result<Evaluation> {
+        let build = crate::judge::compile::build(config, dir)?;
+        judge.evaluate_build(build, upto, &cancel, &no_progress, None)
+    };
+    findings.push(check_reference(&run(&judge.problem.reference_dir(), gates)?, gates));
+    findings.push(check_starter(&run(&judge.problem.starter_dir(), 1)?));
+    for m in &judge.problem.mutants {
+        let dir = crate::judge::compile::mutant_crate(config, &judge.problem, m)?;
+        findings.push(check_mutant(m, &run(&dir, m.gate)?));
+    }
+    Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })
+}
+
+/// The `audit` command: every problem, or those named.
+pub fn command(config: &Config, ids: &[String], json: bool) -> Result<u8> {
+    let ids = if ids.is_empty() { crate::problem::model::list_ids(&config.problems_dir)? } else { ids.to_vec() };
+    let mut audits = Vec::new();
+    for id in &ids {
+        let problem = Problem::load(&config.problems_dir, id)?;
+        let a = audit(config, problem)?;
+        if !json {
+            print_audit(&a);
+        }
+        audits.push(a);
+    }
+    let ok = audits.iter().all(ProblemAudit::ok);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&json!({ "ok": ok, "problems": audits }))?);
+    } else {
+        let bad: usize = audits.iter().map(|a| a.findings.iter().filter(|f| !f.ok).count()).sum();
+        println!(
+            "{}",
+            if ok { "audit: every problem is honest".to_string() } else { format!("audit: {bad} finding(s)") }
+        );
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+fn print_audit(a: &ProblemAudit) {
+    println!("{}", a.problem);
+    for f in &a.findings {
+        let mark = if f.ok { "✓" } else { "✗" };
+        let mut lines = f.detail.lines();
+        println!("  {mark} {:<40} {}", f.subject, lines.next().unwrap_or(""));
+        for line in lines {
+            println!("      {line}");
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `harness start <problem>`: prepare the solution crate and the session,
+//! then hand over to the TUI.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::base::config::Config;
+use crate::base::fsio;
+use crate::problem::model::Problem;
+use crate::session::report;
+use crate::session::state::{Mode, Session, Status};
+
+pub const NO_TTY: &str = "`harness start` needs an interactive terminal (stdin and stdout must be a TTY). \
+     For scripts and CI, use `harness check <problem>`.";
+
+/// Creates `dir` from the problem's starter, pointing its contract
+/// dependency at this project's contract crate. Never overwrites.
+pub fn create_solution(config: &Config, problem: &Problem, dir: &Path) -> Result<()> {
+    let starter = problem.starter_dir();
+    fsio::copy_crate(&starter, dir)
+        .with_context(|| format!("cannot create {} from {}", dir.display(), starter.display()))?;
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read {}", manifest.display()))?;
+    fsio::write_atomic(&manifest, crate::judge::compile::point_at_contract(&text, dir, &config.contract_dir).as_bytes())
+}
+
+/// Moves an existing solution aside to `<dir>.<stamp>` and returns where.
+pub fn move_aside(dir: &Path, now_ms: u64) -> Result<PathBuf> {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut target = dir.with_file_name(format!("{name}.{}", fsio::stamp(now_ms)));
+    let mut n = 2;
+    while target.exists() {
+        target = dir.with_file_name(format!("{name}.{}-{n}", fsio::stamp(now_ms)));
+        n += 1;
+    }
+    std::fs::rename(dir, &target).with_context(|| format!("cannot move {} to {}", dir.display(), target.display()))?;
+    Ok(target)
+}
+
+/// Sets up the solution and the session of `problem` in `mode`.
+/// Returns the solution directory and the session to run.
+pub fn prepare(
+    config: &Config,
+    problem: &Problem,
+    mode: Mode,
+    minutes: Option<u32>,
+    fresh: bool,
+) -> Result<(PathBuf, Session)> {
+    let now = fsio::now_ms();
+    let dir = config.solution_dir(&problem.id);
+    if fresh && dir.exists() {
+        let old = move_aside(&dir, now)?;
+        println!("moved your previous solution to {}", old.display());
+    }
+    if !dir.exists() {
+        create_solution(config, problem, &dir)?;
+        println!("created {} from the starter", dir.display());
+    }
+    let saved = if fresh || mode == Mode::Mock { None } else { report::load_state(&config.reports_dir, &problem.id)? };
+    let session = match saved {
+        Some(mut s) if s.resumable() => {
+            s.on_resume(now);
+            println!(
+                "resuming the session started {} ({} elapsed)",
+                fsio::iso(s.started_at_ms),
+                fsio::clock(s.elapsed_ms(now))
+            );
+            s
+        }
+        _ => {
+            let minutes = minutes
+                .unwrap_or_else(|| if mode == Mode::Mock { config.mock_minutes } else { problem.total_minutes() });
+            if minutes == 0 {
+                bail!("--minutes must be at least 1");
+            }
+            Session::new(&problem.id, mode, problem.gates.len(), minutes as u64 * 60_000, now)
+        }
+    };
+    report::save_state(&config.reports_dir, &session)?;
+    Ok((dir, session))
+}
+
+pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Result<u8> {
+    let problem = Problem::load(&config.problems_dir, id)?;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        bail!(NO_TTY);
+    }
+    let _lock = report::lock_session(&config.reports_dir, Mode::Practice, &problem.id)?;
+    let (dir, session) = prepare(config, &problem, Mode::Practice, minutes, fresh)?;
+    let (session, report) = crate::ui::practice::run(config, problem, session, dir)?;
+    after(&session, report.as_deref());
+    Ok(0)
+}
+
+/// What to print once the terminal is back.
+pub fn after(session: &Session, report: Option<&Path>) {
+    match session.status {
+        Status::Running => println!(
+            "session kept ({} elapsed, the clock keeps running): `harness start {}` resumes it",
+            fsio::clock(session.elapsed_ms(fsio::now_ms())),
+            session.problem
+        ),
+        status => {
+            println!("session {}: {} of {} gates passed", status.label(), session.gates_passed(), session.gate_count)
+        }
+    }
+    if let Some(r) = report {
+        println!("report: {} (and .md beside it)", r.display());
+    }
+}
+
+/// `harness start` without a problem: what there is to practise, with the
+/// best result so far on each, and how to begin.
+pub fn choose(config: &Config) -> Result<u8> {
+    let ids = crate::problem::model::list_ids(&config.problems_dir)?;
+    let (reports, _) = report::load_all(&config.reports_dir);
+    println!("Which problem? `harness start <problem>`:\n");
+    for id in &ids {
+        let Ok(problem) = Problem::load(&config.problems_dir, id) else { continue };
+        let attempts: Vec<&report::Report> = reports.iter().filter(|r| &r.problem == id).collect();
+        let best = attempts.iter().map(|r| r.gates_passed).max();
+        let progress = match best {
+            None => "not tried yet".to_string(),
+            Some(b) => format!("{} attempt(s), best {b}/{} gates", attempts.len(), problem.gates.len()),
+        };
+        let resumable = report::load_state(&config.reports_dir, id).ok().flatten().is_some_and(|s| s.resumable());
+        println!(
+            "  {:<22} {:<34} {}{}",
+            id,
+            problem.title,
+            progress,
+            if resumable { " · a session is waiting to resume" } else { "" }
+        );
+    }
+    Ok(2)
+}

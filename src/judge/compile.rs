@@ -1,0 +1,328 @@
+//! Building a solution crate into a loadable library with cargo.
+//!
+//! Builds go to the harness's target directory, outside the watched
+//! solution folders. A candidate's crate gets a directory of its own
+//! (`target/harness/<package>-<hash of its path>`): two crates may share a
+//! library name (a starter and the solution made from it do), and cdylib
+//! outputs are not disambiguated by cargo's metadata hash, so one shared
+//! directory would let one build overwrite another's library. The crates
+//! of a problem have distinct names and share one directory.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value as Json;
+
+use crate::base::config::Config;
+
+/// One compiler diagnostic.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Diagnostic {
+    pub level: String,
+    pub message: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    /// As rustc prints it, with ANSI colours.
+    pub rendered: String,
+}
+
+/// What a build produced.
+#[derive(Debug)]
+pub struct Build {
+    /// The library, copied to a path of its own, when the build succeeded.
+    pub lib: Option<LoadedLib>,
+    /// Errors and warnings, in the order rustc emitted them.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Why the build failed when rustc said nothing (bad manifest, wrong
+    /// crate type); shown instead of diagnostics.
+    pub failure: Option<String>,
+    pub duration: Duration,
+}
+
+impl Build {
+    pub fn ok(&self) -> bool {
+        self.lib.is_some()
+    }
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.level == "error")
+    }
+}
+
+/// A private copy of a built library. Workers load this copy, so the next
+/// build can replace cargo's output while cases still run; the copy is
+/// removed when dropped.
+#[derive(Debug)]
+pub struct LoadedLib {
+    pub path: PathBuf,
+}
+
+impl Drop for LoadedLib {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The target directory for the crate at `crate_dir`.
+///
+/// The crates of one problem (reference, starter, mutants) have distinct
+/// package names and share one directory, so the contract crate is
+/// compiled once for all of them. Any other crate (a candidate's solution)
+/// gets a directory of its own.
+pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathBuf {
+    let canonical = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
+    // A problem's own crates sit below its problem.toml; mutants written out
+    // from edits sit below a marker naming the problem's folder.
+    let problem_root = canonical.ancestors().skip(1).take(3).find_map(|d| {
+        if d.join("problem.toml").is_file() {
+            Some(d.to_path_buf())
+        } else {
+            std::fs::read_to_string(d.join(GROUP_MARKER)).ok().map(|p| PathBuf::from(p.trim()))
+        }
+    });
+    let (name, key) = match problem_root {
+        Some(root) => (
+            format!("problem-{}", root.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())),
+            root,
+        ),
+        None => (package.to_string(), canonical),
+    };
+    let hash = harness_contract::schema::fnv1a(key.to_string_lossy().as_bytes());
+    config.target_dir.join(format!("{name}-{:08x}", hash as u32))
+}
+
+/// In a folder of generated crates: the problem folder they belong to.
+const GROUP_MARKER: &str = ".harness-problem";
+
+/// Points a manifest's `harness-contract` path dependency at `contract`,
+/// relative to `crate_dir`, and makes the crate a workspace of its own.
+pub fn point_at_contract(manifest: &str, crate_dir: &Path, contract: &Path) -> String {
+    let abs_dir = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
+    let contract = std::fs::canonicalize(contract).unwrap_or_else(|_| contract.to_path_buf());
+    let rel = crate::base::fsio::relative(&abs_dir, &contract);
+    let mut out = String::new();
+    for line in manifest.lines() {
+        if line.trim_start().starts_with("harness-contract")
+            && let Some(start) = line.find("path = \"")
+            && let Some(len) = line[start + 8..].find('"')
+        {
+            out.push_str(&line[..start + 8]);
+            out.push_str(&rel.to_string_lossy());
+            out.push_str(&line[start + 8 + len..]);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if !out.contains("[workspace]") {
+        out.push_str("\n# A workspace of its own, wherever it lives.\n[workspace]\n");
+    }
+    out
+}
+
+/// Writes `mutant` of `problem` out as a crate (the reference with the
+/// mutant's edits) under the target directory and returns its folder; a
+/// hand-written mutant is its own folder. Files are rewritten only when
+/// their content changes, so repeated builds stay incremental.
+pub fn mutant_crate(
+    config: &Config,
+    problem: &crate::problem::model::Problem,
+    mutant: &crate::problem::model::Mutant,
+) -> Result<PathBuf> {
+    if mutant.edits.is_empty() {
+        return Ok(mutant.dir.clone());
+    }
+    let reference = problem.reference_dir();
+    let lib = reference.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).with_context(|| format!("cannot read {}", lib.display()))?;
+    let edited = mutant.apply(&source).map_err(|(_, why)| anyhow::anyhow!("{}: {why}", problem.file().display()))?;
+    // A mutant is judged as a candidate would be: without the oracle.
+    let edited = edited.replace(", oracle);", ");");
+    let header = format!(
+        "// MUTANT `{}` of the `{}` reference, written by harness from its problem.toml:\n// {}\n\n",
+        mutant.name, problem.id, mutant.mistake
+    );
+    let group = config.target_dir.join("mutants").join(&problem.id);
+    let dir = group.join(&mutant.name);
+    let manifest_path = reference.join("Cargo.toml");
+    let manifest =
+        std::fs::read_to_string(&manifest_path).with_context(|| format!("cannot read {}", manifest_path.display()))?;
+    let manifest = manifest.replacen(
+        &format!("name = \"{}_reference\"", problem.id),
+        &format!("name = \"{}_mutant_{}\"", problem.id, mutant.name),
+        1,
+    );
+    std::fs::create_dir_all(dir.join("src")).with_context(|| format!("cannot create {}", dir.display()))?;
+    let problem_dir = std::fs::canonicalize(&problem.dir).unwrap_or_else(|_| problem.dir.clone());
+    write_if_changed(&group.join(GROUP_MARKER), problem_dir.to_string_lossy().as_bytes())?;
+    write_if_changed(&dir.join("Cargo.toml"), point_at_contract(&manifest, &dir, &config.contract_dir).as_bytes())?;
+    write_if_changed(&dir.join("src/lib.rs"), (header + &edited).as_bytes())?;
+    Ok(dir)
+}
+
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    crate::base::fsio::write_atomic(path, bytes)
+}
+
+/// Reads `[package] name` and checks that the crate builds a cdylib.
+fn read_manifest(manifest: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(manifest).with_context(|| format!("cannot read {}", manifest.display()))?;
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| {
+        crate::base::diag::Located::at(manifest, &text, e.span().map_or(0, |s| s.start), e.message().trim().to_string())
+    })?;
+    let name = doc
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .with_context(|| format!("{}: no [package] name", manifest.display()))?;
+    Ok(name.to_string())
+}
+
+static COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// Builds the crate at `crate_dir`. An `Err` means the harness could not
+/// run cargo at all; a compile error is an `Ok` with no library.
+pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
+    let started = Instant::now();
+    let manifest = crate_dir.join("Cargo.toml");
+    if !manifest.is_file() {
+        bail!("{} does not exist: a solution is a cargo crate", manifest.display());
+    }
+    let package = read_manifest(&manifest)?;
+    let target = target_dir_for(config, crate_dir, &package);
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.arg("build")
+        .arg("--lib")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--message-format=json-diagnostic-rendered-ansi")
+        .arg("--target-dir")
+        .arg(&target)
+        .arg("--profile")
+        .arg(&config.profile)
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child =
+        cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
+    let mut stderr = child.stderr.take().expect("piped");
+    let stderr_reader = std::thread::Builder::new()
+        .name("cargo-stderr".into())
+        .spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        })
+        .context("cannot start a thread")?;
+
+    let mut diagnostics = Vec::new();
+    let mut artifact: Option<PathBuf> = None;
+    let mut saw_lib_without_cdylib = false;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        let Ok(msg) = serde_json::from_str::<Json>(&line) else {
+            continue;
+        };
+        match msg["reason"].as_str() {
+            Some("compiler-message") => {
+                if let Some(d) = diagnostic(&msg["message"]) {
+                    diagnostics.push(d);
+                }
+            }
+            Some("compiler-artifact")
+                if msg["package_id"].as_str().is_some_and(|id| is_package(id, &package, crate_dir)) =>
+            {
+                let kinds: Vec<&str> =
+                    msg["target"]["kind"].as_array().into_iter().flatten().filter_map(|k| k.as_str()).collect();
+                if kinds.contains(&"cdylib") {
+                    artifact = msg["filenames"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f.as_str())
+                        .find(|f| f.ends_with(std::env::consts::DLL_SUFFIX))
+                        .map(PathBuf::from);
+                } else if kinds.iter().any(|k| k.ends_with("lib")) {
+                    saw_lib_without_cdylib = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let status = child.wait().context("cargo did not finish")?;
+    let stderr = stderr_reader.join().unwrap_or_default();
+    let duration = started.elapsed();
+
+    let mut failure = None;
+    let lib = if !status.success() {
+        if !diagnostics.iter().any(|d| d.level == "error") {
+            failure = Some(cargo_error_text(&stderr));
+        }
+        None
+    } else if let Some(path) = artifact {
+        Some(private_copy(config, &path, &package)?)
+    } else if saw_lib_without_cdylib {
+        failure = Some(format!(
+            "{}: the library is not built as a cdylib, so the harness cannot load it.\n\
+             Add this to the manifest:\n\n[lib]\ncrate-type = [\"cdylib\"]",
+            manifest.display()
+        ));
+        None
+    } else {
+        failure = Some(format!("{}: cargo built no library (is there a src/lib.rs?)", manifest.display()));
+        None
+    };
+    Ok(Build { lib, diagnostics, failure, duration })
+}
+
+/// Whether a cargo package id names the crate we built (not a dependency).
+fn is_package(id: &str, package: &str, crate_dir: &Path) -> bool {
+    // Ids look like `path+file:///abs/dir#name@0.1.0` (or `#0.1.0` when the
+    // directory name equals the package name).
+    let dir = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
+    id.contains(&format!("{}#", dir.display())) || id.starts_with(&format!("{package} "))
+}
+
+fn diagnostic(m: &Json) -> Option<Diagnostic> {
+    let level = m["level"].as_str()?.to_string();
+    if level != "error" && level != "warning" {
+        return None;
+    }
+    let primary = m["spans"].as_array().and_then(|s| s.iter().find(|s| s["is_primary"].as_bool() == Some(true)));
+    Some(Diagnostic {
+        message: m["message"].as_str().unwrap_or_default().to_string(),
+        rendered: m["rendered"].as_str().unwrap_or_default().to_string(),
+        file: primary.and_then(|s| s["file_name"].as_str()).map(str::to_string),
+        line: primary.and_then(|s| s["line_start"].as_u64()),
+        column: primary.and_then(|s| s["column_start"].as_u64()),
+        level,
+    })
+}
+
+/// The lines of cargo's stderr that say what went wrong.
+fn cargo_error_text(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().skip_while(|l| !l.trim_start().starts_with("error")).collect();
+    if lines.is_empty() { stderr.trim().to_string() } else { lines.join("\n") }
+}
+
+fn private_copy(config: &Config, built: &Path, package: &str) -> Result<LoadedLib> {
+    let dir = config.target_dir.join("loaded");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let n = COPIES.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("{package}-{}-{n}{}", std::process::id(), std::env::consts::DLL_SUFFIX));
+    // A hard link is instant; rustc replaces its output rather than
+    // rewriting it in place, so the link keeps the bytes we built.
+    if std::fs::hard_link(built, &path).is_err() {
+        std::fs::copy(built, &path)
+            .with_context(|| format!("cannot copy {} to {}", built.display(), path.display()))?;
+    }
+    Ok(LoadedLib { path })
+}

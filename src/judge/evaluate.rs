@@ -1,0 +1,185 @@
+//! One save → verdict pass: build the solution, check it speaks the
+//! contract, run every unlocked gate's cases, group the results by gate.
+//!
+//! [`Judge`] holds what does not change between saves (the problem, the
+//! reference build, the cases with their expectations), so a practice
+//! session pays for the reference once and each save pays only for the
+//! candidate's build and run.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::base::config::Config;
+use crate::judge::compile::{self, Build, Diagnostic, LoadedLib};
+use crate::judge::sandbox::Target;
+use crate::judge::suite::{self, Case, CaseResult, Progress};
+use crate::problem::model::Problem;
+
+/// The build half of an evaluation.
+#[derive(Clone, Debug)]
+pub struct BuildInfo {
+    pub ok: bool,
+    pub duration: Duration,
+    pub diagnostics: Vec<Diagnostic>,
+    /// A failure that is not a compiler diagnostic: bad manifest, wrong
+    /// crate type, contract mismatch.
+    pub failure: Option<String>,
+}
+
+/// One gate's results.
+#[derive(Clone, Debug)]
+pub struct GateResult {
+    pub gate: usize,
+    pub title: String,
+    pub total: usize,
+    pub passed: usize,
+    /// The failing cases, in suite order.
+    pub failures: Vec<(Case, CaseResult)>,
+}
+
+impl GateResult {
+    pub fn all_passed(&self) -> bool {
+        self.passed == self.total
+    }
+}
+
+/// Everything one evaluation found.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    pub build: BuildInfo,
+    /// Empty when the build failed.
+    pub gates: Vec<GateResult>,
+    pub run_time: Duration,
+}
+
+impl Evaluation {
+    pub fn gates_passed(&self) -> usize {
+        self.gates.iter().filter(|g| g.all_passed()).count()
+    }
+    pub fn all_passed(&self) -> bool {
+        self.build.ok && !self.gates.is_empty() && self.gates.iter().all(GateResult::all_passed)
+    }
+}
+
+/// The parts of judging that stay fixed for a problem.
+pub struct Judge {
+    pub problem: Problem,
+    pub upto: usize,
+    pub cases: Vec<Case>,
+    /// Shrink failing generated cases before reporting them (on by default).
+    pub shrink: bool,
+    reference: Option<(LoadedLib, Target)>,
+    config: Config,
+}
+
+impl Judge {
+    /// Builds the reference (when generated cases need it) and the suite of
+    /// gates `1..=upto`.
+    pub fn new(config: &Config, problem: Problem, upto: usize, seed: Option<u64>) -> Result<Judge> {
+        let upto = upto.clamp(1, problem.gates.len());
+        let reference = if problem.has_generated_cases(upto) { Some(build_reference(config, &problem)?) } else { None };
+        let cases = suite::build_suite(&problem, upto, reference.as_ref().map(|r| &r.1), seed)?;
+        Ok(Judge { problem, upto, cases, shrink: true, reference, config: config.clone() })
+    }
+
+    fn target(&self, lib: &LoadedLib) -> Target {
+        target(&self.config, &self.problem, lib)
+    }
+
+    /// Judges a finished build on gates `1..=upto` (the TUI builds
+    /// separately to show the build's state first). When failing generated
+    /// cases are to be shrunk, `early` first receives the evaluation with
+    /// them whole, so a verdict can be shown before the shrinking is done.
+    pub fn evaluate_build(
+        &self,
+        build: Build,
+        upto: usize,
+        cancel: &AtomicBool,
+        progress: Progress<'_>,
+        early: Option<&dyn Fn(&Evaluation)>,
+    ) -> Result<Evaluation> {
+        let upto = upto.clamp(1, self.upto);
+        let mut info = BuildInfo {
+            ok: build.ok(),
+            duration: build.duration,
+            diagnostics: build.diagnostics,
+            failure: build.failure,
+        };
+        let Some(lib) = build.lib else {
+            return Ok(Evaluation { build: info, gates: Vec::new(), run_time: Duration::ZERO });
+        };
+        let started = std::time::Instant::now();
+        let target = self.target(&lib);
+        if let Err(why) = suite::probe(&target, &self.problem)? {
+            info.ok = false;
+            info.failure = Some(why);
+            return Ok(Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() });
+        }
+        // The suite is sorted by gate: gates 1..=upto are a prefix of it.
+        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
+        let mut results = suite::run_cases(&target, cases, cancel, progress)?;
+        let mut eval =
+            Evaluation { build: info, gates: self.group(cases, &results, upto), run_time: started.elapsed() };
+        if let Some((_, reference)) = self.reference.as_ref().filter(|_| self.shrink)
+            && eval.gates.iter().any(|g| !g.failures.is_empty())
+        {
+            if let Some(early) = early {
+                early(&eval);
+            }
+            if suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0 {
+                eval.gates = self.group(cases, &results, upto);
+                eval.run_time = started.elapsed();
+            }
+        }
+        Ok(eval)
+    }
+
+    /// Groups case results by gate, failures in suite order.
+    fn group(&self, cases: &[Case], results: &[Option<CaseResult>], upto: usize) -> Vec<GateResult> {
+        let mut gates: Vec<GateResult> = self
+            .problem
+            .gates
+            .iter()
+            .take(upto)
+            .map(|g| GateResult { gate: g.number, title: g.title.clone(), total: 0, passed: 0, failures: Vec::new() })
+            .collect();
+        for (case, result) in cases.iter().zip(results) {
+            let Some(result) = result.clone() else { continue };
+            let gate = &mut gates[case.gate - 1];
+            gate.total += 1;
+            if result.passed() {
+                gate.passed += 1;
+            } else {
+                gate.failures.push((case.clone(), result));
+            }
+        }
+        gates
+    }
+}
+
+/// How to run `lib` as a solution of `problem`.
+pub fn target(config: &Config, problem: &Problem, lib: &LoadedLib) -> Target {
+    Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() }
+}
+
+/// Builds and probes the problem's reference solution; any failure here is
+/// the problem's fault, so it is an error, not a verdict.
+pub fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib, Target)> {
+    let dir = problem.reference_dir();
+    let build =
+        compile::build(config, &dir).with_context(|| format!("building the reference solution of `{}`", problem.id))?;
+    let Some(lib) = build.lib else {
+        let mut text = build.failure.clone().unwrap_or_default();
+        for d in build.errors() {
+            text.push_str(&d.rendered);
+        }
+        bail!("the reference solution in {} does not build:\n{text}", dir.display());
+    };
+    let target = target(config, problem, &lib);
+    if let Err(why) = suite::probe(&target, problem)? {
+        bail!("the reference solution in {} cannot be judged: {why}", dir.display());
+    }
+    Ok((lib, target))
+}

@@ -1,0 +1,502 @@
+//! Judging: turn a problem's gates into cases, run them against a built
+//! library in workers (in parallel), compare, and shrink what fails.
+//!
+//! Fixed cases carry their expectations; generated cases get theirs by
+//! running the same operations against the reference solution, whose
+//! oracle marks results the statement leaves open as `_`.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use harness_contract::Value;
+use harness_contract::wire::Outcome;
+
+use crate::judge::sandbox::{self, End, Run, Target};
+use crate::judge::verdict::Verdict;
+use crate::problem::generate;
+use crate::problem::model::Problem;
+use crate::problem::script::{Call, Step};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CaseKind {
+    Fixed,
+    Generated { seed: u64 },
+}
+
+/// One hidden test, ready to run.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub gate: usize,
+    pub name: String,
+    pub kind: CaseKind,
+    pub steps: Vec<Step>,
+}
+
+/// How one case went.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub verdict: Verdict,
+    /// One line saying what went wrong (empty on a pass).
+    pub message: String,
+    /// Index into `steps` of the operation that failed, if one did.
+    pub failed_at: Option<usize>,
+    /// The steps judged: the case's own, or a shrunk version of them.
+    pub steps: Vec<Step>,
+    /// What the solution returned, one per operation that returned.
+    pub actual: Vec<Value>,
+    /// The candidate's captured stdout and stderr.
+    pub output: String,
+    pub output_dropped: usize,
+    /// Length of the original case when `steps` is a shrunk version.
+    pub shrunk_from: Option<usize>,
+    pub elapsed: Duration,
+}
+
+impl CaseResult {
+    pub fn passed(&self) -> bool {
+        self.verdict == Verdict::Pass
+    }
+}
+
+/// A generated case before it has expectations: gate, name, seed, calls.
+pub type Pending = (usize, String, u64, Vec<Call>);
+
+/// Fixed cases of gates `1..=upto`, then generated ones (operations only;
+/// expectations come from [`expect_from_reference`]).
+pub fn collect_cases(problem: &Problem, upto: usize, seed: Option<u64>) -> (Vec<Case>, Vec<Pending>) {
+    let mut fixed = Vec::new();
+    let mut generated = Vec::new();
+    for gate in problem.gates.iter().take(upto) {
+        for c in &gate.cases {
+            fixed.push(Case { gate: gate.number, name: c.name.clone(), kind: CaseKind::Fixed, steps: c.steps.clone() });
+        }
+        if let Some(spec) = &gate.generate {
+            let base = seed.unwrap_or(spec.seed);
+            for i in 0..spec.cases {
+                let s = generate::case_seed(base, gate.number, i);
+                let name = format!("generated #{} (seed {s:#018x})", i + 1);
+                generated.push((gate.number, name, s, generate::generate(problem, spec, s)));
+            }
+        }
+    }
+    (fixed, generated)
+}
+
+/// Runs operation sequences against the reference and returns them as
+/// steps with the reference's results as expectations.
+pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Vec<Vec<Step>>> {
+    if calls.is_empty() {
+        return Ok(Vec::new());
+    }
+    let run = sandbox::run(reference, calls)?;
+    match &run.end {
+        End::Completed => {}
+        End::Mismatch { .. } | End::LoadError(_) => {
+            bail!("the reference solution cannot be loaded: {}", end_text(&run.end))
+        }
+        other => {
+            bail!("the reference solution did not finish the generated cases: {}\n{}", end_text(other), run.output)
+        }
+    }
+    let mut out = Vec::with_capacity(calls.len());
+    for (i, case) in calls.iter().enumerate() {
+        let outcomes = run.cases.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let mut steps = Vec::with_capacity(case.len());
+        for (j, call) in case.iter().enumerate() {
+            match outcomes.get(j) {
+                Some(Outcome::Returned(v)) => steps.push(Step { call: call.clone(), expect: v.clone() }),
+                other => bail!(
+                    "the reference solution failed on a generated case at `{call}` (operation {j}): {other:?}\n\
+                     This is a bug in the problem, not in your solution."
+                ),
+            }
+        }
+        out.push(steps);
+    }
+    Ok(out)
+}
+
+/// All cases of gates `1..=upto` with expectations, sorted by gate (within
+/// a gate, fixed cases first); `Judge` relies on the order.
+pub fn build_suite(problem: &Problem, upto: usize, reference: Option<&Target>, seed: Option<u64>) -> Result<Vec<Case>> {
+    let (mut cases, generated) = collect_cases(problem, upto, seed);
+    if !generated.is_empty() {
+        let reference = reference.ok_or_else(|| anyhow!("generated cases need the reference solution"))?;
+        let calls: Vec<&[Call]> = generated.iter().map(|g| g.3.as_slice()).collect();
+        let steps = expect_from_reference(reference, &calls)?;
+        for ((gate, name, seed, _), steps) in generated.into_iter().zip(steps) {
+            cases.push(Case { gate, name, kind: CaseKind::Generated { seed }, steps });
+        }
+    }
+    cases.sort_by_key(|c| c.gate);
+    Ok(cases)
+}
+
+/// Checks that a library loads and speaks this problem's contract.
+/// `Err` carries a message for the candidate.
+pub fn probe(target: &Target, problem: &Problem) -> Result<std::result::Result<(), String>> {
+    let run = sandbox::run(target, &[])?;
+    Ok(match run.end {
+        End::Completed => Ok(()),
+        End::Mismatch { abi, schema, .. } => Err(mismatch_text(problem, abi, &schema)),
+        End::LoadError(e) => Err(e),
+        other => Err(format!("the library failed while loading: {}\n{}", end_text(&other), run.output)),
+    })
+}
+
+fn mismatch_text(problem: &Problem, abi: u32, schema: &str) -> String {
+    if abi != harness_contract::ABI_VERSION {
+        return format!(
+            "the solution was built against contract ABI version {abi}, this harness speaks version {}: \
+             rebuild it against the contract crate in this repository",
+            harness_contract::ABI_VERSION
+        );
+    }
+    let expected = problem.signature.schema().canonical_text();
+    let diff = similar::TextDiff::from_lines(expected.as_str(), schema);
+    let mut text = format!(
+        "the solution was built against a different `{}` contract than {} declares \
+         (- the problem, + the solution):\n",
+        problem.id,
+        problem.file().display()
+    );
+    for change in diff.iter_all_changes() {
+        let sign = match change.tag() {
+            similar::ChangeTag::Delete => '-',
+            similar::ChangeTag::Insert => '+',
+            similar::ChangeTag::Equal => continue,
+        };
+        text.push_str(&format!("{sign} {change}"));
+    }
+    text
+}
+
+/// Judges one case against the library.
+pub fn judge(target: &Target, steps: &[Step]) -> Result<CaseResult> {
+    let calls: Vec<Call> = steps.iter().map(|s| s.call.clone()).collect();
+    let run = sandbox::run(target, &[&calls])?;
+    Ok(evaluate(steps, &run, target))
+}
+
+/// Compares one run of one case with its expectations.
+pub fn evaluate(steps: &[Step], run: &Run, target: &Target) -> CaseResult {
+    let outcomes = run.cases.first().map(Vec::as_slice).unwrap_or(&[]);
+    let mut actual = Vec::new();
+    let result = |verdict, message: String, failed_at| CaseResult {
+        verdict,
+        message,
+        failed_at,
+        steps: steps.to_vec(),
+        actual: Vec::new(),
+        output: run.output.clone(),
+        output_dropped: run.output_dropped,
+        shrunk_from: None,
+        elapsed: run.elapsed,
+    };
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let Some(step) = steps.get(i) else { break };
+        let (verdict, message) = match outcome {
+            Outcome::Returned(v) if step.expect.accepts(v) => {
+                actual.push(v.clone());
+                continue;
+            }
+            Outcome::Returned(v) => {
+                actual.push(v.clone());
+                (Verdict::WrongAnswer, format!("`{}` expected {}, got {v}", step.call, step.expect))
+            }
+            Outcome::Panicked { message, location } => {
+                let at = if location.is_empty() { String::new() } else { format!(" at {location}") };
+                (Verdict::Panic, format!("`{}` panicked{at}: {message}", step.call))
+            }
+            Outcome::NotImplemented { op } => {
+                (Verdict::NotImplemented, format!("`{op}` is not implemented yet (reached by `{}`)", step.call))
+            }
+            Outcome::Rejected(why) => {
+                (Verdict::WrongAnswer, format!("`{}` was refused by the library: {why}", step.call))
+            }
+        };
+        let mut r = result(verdict, message, Some(i));
+        r.actual = actual;
+        return r;
+    }
+    let complete = outcomes.len() >= steps.len();
+    let failed_at = if complete { None } else { Some(outcomes.len()) };
+    let during = match failed_at.and_then(|i| steps.get(i)) {
+        Some(step) => format!("during `{}`", step.call),
+        None => "after the last operation (while dropping the instance?)".to_string(),
+    };
+    let (verdict, message) = match &run.end {
+        End::Completed if complete => (Verdict::Pass, String::new()),
+        End::Completed => (Verdict::Exited, format!("the worker stopped early {during}")),
+        End::Timeout => (
+            Verdict::Timeout,
+            format!("no result within {} ms {during} (an endless loop?)", target.limits.case_timeout.as_millis()),
+        ),
+        End::Signal(sig) => classify_signal(*sig, &run.output, target, &during),
+        End::Exited(code) => (
+            Verdict::Exited,
+            format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
+        ),
+        End::Mismatch { .. } | End::LoadError(_) => (Verdict::Crash, end_text(&run.end)),
+    };
+    let mut r = result(verdict, message, failed_at);
+    r.actual = actual;
+    r
+}
+
+fn classify_signal(sig: i32, output: &str, target: &Target, during: &str) -> (Verdict, String) {
+    const SIGKILL: i32 = 9;
+    const SIGABRT: i32 = 6;
+    const SIGXCPU: i32 = 24;
+    match sig {
+        SIGABRT if output.contains("has overflowed its stack") => (
+            Verdict::StackOverflow,
+            format!(
+                "the stack overflowed {during} (unbounded recursion?); the stack is {} MiB",
+                target.limits.stack_bytes >> 20
+            ),
+        ),
+        SIGABRT if output.contains("memory allocation of") => (
+            Verdict::MemoryLimit,
+            format!("an allocation failed at the {} MiB memory limit {during}", target.limits.memory_bytes >> 20),
+        ),
+        SIGABRT => (Verdict::Abort, format!("the process aborted {during} (std::process::abort?)")),
+        SIGXCPU => (Verdict::Timeout, format!("the CPU-time limit was reached {during}")),
+        SIGKILL => (Verdict::MemoryLimit, format!("the process was killed {during} (out of memory?)")),
+        _ => (Verdict::Crash, format!("the process was killed by {} {during}", sandbox::signal_name(sig))),
+    }
+}
+
+fn end_text(end: &End) -> String {
+    match end {
+        End::Completed => "completed".into(),
+        End::Timeout => "timed out".into(),
+        End::Signal(s) => format!("killed by {}", sandbox::signal_name(*s)),
+        End::Exited(c) => format!("exited with code {c}"),
+        End::Mismatch { abi, hash, .. } => {
+            format!("contract mismatch (ABI {abi}, schema {hash:016x})")
+        }
+        End::LoadError(e) => e.clone(),
+    }
+}
+
+/// Limits on shrinking one failing case.
+const SHRINK_ROUNDS: usize = 60;
+const SHRINK_TIME: Duration = Duration::from_secs(10);
+/// Failing generated cases shrunk per gate; the rest are shown whole. The
+/// first few failures are the ones a candidate reads, and each shrink
+/// costs worker round trips on the save → verdict path.
+pub const SHRUNK_PER_GATE: usize = 3;
+
+/// Judges several cases in one worker. Only for verdicts the library
+/// survives (wrong answers and caught panics): a case that crashes the
+/// worker leaves the cases after it unjudged (`None`).
+pub fn judge_many(target: &Target, cases: &[Vec<Step>]) -> Result<Vec<Option<CaseResult>>> {
+    judge_cases(target, cases, target.limits.case_timeout * cases.len().max(1) as u32)
+}
+
+/// Like [`judge_many`], with one case's time limit for the whole batch.
+fn judge_many_within(target: &Target, cases: &[Vec<Step>]) -> Result<Vec<Option<CaseResult>>> {
+    judge_cases(target, cases, target.limits.case_timeout)
+}
+
+fn judge_cases(target: &Target, cases: &[Vec<Step>], limit: Duration) -> Result<Vec<Option<CaseResult>>> {
+    let calls: Vec<Vec<Call>> = cases.iter().map(|steps| steps.iter().map(|s| s.call.clone()).collect()).collect();
+    let refs: Vec<&[Call]> = calls.iter().map(Vec::as_slice).collect();
+    let run = sandbox::run_limited(target, &refs, limit)?;
+    let finished = if run.end == End::Completed { cases.len() } else { run.cases.len().saturating_sub(1) };
+    Ok(cases
+        .iter()
+        .enumerate()
+        .map(|(i, steps)| {
+            (i < finished).then(|| {
+                let one = Run {
+                    cases: vec![run.cases.get(i).cloned().unwrap_or_default()],
+                    end: End::Completed,
+                    ..run.clone()
+                };
+                evaluate(steps, &one, target)
+            })
+        })
+        .collect())
+}
+
+/// Shrinks a failing generated case to a shorter one that fails with the
+/// same verdict: first cut everything after the failing operation, then
+/// delta debugging: try removing each chunk of operations, halving the
+/// chunk size when no removal keeps the failure. All removals of one round
+/// are judged together (one reference worker for the expectations, one
+/// worker for the solution), so a round costs two process starts. Each
+/// attempt recomputes the expectations with the reference, so a shorter
+/// case is judged exactly as a case of that length would be.
+pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseResult {
+    if !failing.verdict.shrinkable() {
+        return failing;
+    }
+    // Verdicts that end the worker cannot share one: judge those singly.
+    let batchable = matches!(failing.verdict, Verdict::WrongAnswer | Verdict::Panic | Verdict::NotImplemented);
+    let verdict = failing.verdict;
+    let original_len = failing.steps.len();
+    let started = Instant::now();
+    let attempt = |candidates: Vec<Vec<Call>>| -> Option<CaseResult> {
+        let refs: Vec<&[Call]> = candidates.iter().map(Vec::as_slice).collect();
+        let expected = expect_from_reference(reference, &refs).ok()?;
+        if batchable {
+            let results = judge_many(target, &expected).ok()?;
+            results.into_iter().flatten().find(|r| r.verdict == verdict)
+        } else {
+            expected.iter().filter_map(|steps| judge(target, steps).ok()).find(|r| r.verdict == verdict)
+        }
+    };
+    let mut best = failing;
+    if let Some(k) = best.failed_at
+        && k + 1 < best.steps.len()
+        && let Some(r) = attempt(vec![best.steps[..=k].iter().map(|s| s.call.clone()).collect()])
+    {
+        best = r;
+    }
+    let mut chunk = (best.steps.len() - 1).div_ceil(2);
+    let mut rounds = 0;
+    while chunk >= 1 && rounds < SHRINK_ROUNDS && started.elapsed() < SHRINK_TIME {
+        rounds += 1;
+        let n = best.steps.len();
+        // Every way to remove one chunk (never the constructor at 0).
+        let candidates: Vec<Vec<Call>> = (1..n)
+            .step_by(chunk)
+            .map(|i| {
+                let end = (i + chunk).min(n);
+                best.steps[..i].iter().chain(&best.steps[end..]).map(|s| s.call.clone()).collect()
+            })
+            .collect();
+        match attempt(candidates) {
+            Some(r) => best = r,
+            None => chunk /= 2,
+        }
+        chunk = chunk.min((best.steps.len() - 1).max(1));
+        if best.steps.len() <= 2 {
+            break;
+        }
+    }
+    if best.steps.len() < original_len {
+        best.shrunk_from = Some(original_len);
+    }
+    best
+}
+
+/// Progress of a suite run, for the TUI.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Runs `f` over `items` on up to `jobs` threads, stopping early when
+/// `cancel` is set; returns the results in order (`None` where skipped).
+fn parallel<T: Sync, R: Send>(
+    jobs: usize,
+    items: &[T],
+    cancel: &AtomicBool,
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<Option<R>>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                while !cancel.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { return };
+                    match f(item) {
+                        Ok(r) => results.lock().expect("no panics while held")[i] = Some(r),
+                        Err(e) => {
+                            *error.lock().expect("no panics while held") = Some(e);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().expect("threads joined") {
+        return Err(e);
+    }
+    Ok(results.into_inner().expect("threads joined"))
+}
+
+/// Cases judged together in one worker on the fast path.
+const BATCH: usize = 8;
+
+/// Runs every case, on up to `target.limits.jobs` workers at once. Returns
+/// `None` for cases skipped because `cancel` was set.
+///
+/// Fast path: cases run in batches of [`BATCH`] per worker, each with a
+/// fresh instance. Every case that does not pass in its batch (a wrong
+/// answer, a panic, or anything after a crash or a timeout that ended the
+/// worker) is judged again alone, so a failure's verdict, transcript and
+/// captured output are always its own, and a passing case costs an
+/// eighth of a process start.
+pub fn run_cases(
+    target: &Target,
+    cases: &[Case],
+    cancel: &AtomicBool,
+    progress: Progress<'_>,
+) -> Result<Vec<Option<CaseResult>>> {
+    let done = AtomicUsize::new(0);
+    let batches: Vec<&[Case]> = cases.chunks(BATCH).collect();
+    let per_batch = parallel(target.limits.jobs, &batches, cancel, |batch| {
+        let steps: Vec<Vec<Step>> = batch.iter().map(|c| c.steps.clone()).collect();
+        // The whole batch gets one case's time limit: passing cases are
+        // fast, and a batch that runs out of time is judged case by case.
+        let first = judge_many_within(target, &steps)?;
+        let mut out = Vec::with_capacity(batch.len());
+        for (case, r) in batch.iter().zip(first) {
+            if cancel.load(Ordering::Relaxed) {
+                out.push(None);
+                continue;
+            }
+            let r = match r {
+                Some(r) if r.passed() => r,
+                _ => judge(target, &case.steps)?,
+            };
+            out.push(Some(r));
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, cases.len());
+        }
+        Ok(out)
+    })?;
+    let mut results: Vec<Option<CaseResult>> = per_batch.into_iter().flat_map(|b| b.unwrap_or_default()).collect();
+    results.resize(cases.len(), None);
+    Ok(results)
+}
+
+/// Shrinks the first [`SHRUNK_PER_GATE`] failing generated cases of each
+/// gate in place; returns how many were shrunk.
+pub fn shrink_failures(
+    target: &Target,
+    reference: &Target,
+    cases: &[Case],
+    results: &mut [Option<CaseResult>],
+    cancel: &AtomicBool,
+) -> Result<usize> {
+    let mut picked: Vec<(usize, CaseResult)> = Vec::new();
+    let mut per_gate = std::collections::BTreeMap::<usize, usize>::new();
+    for (i, (case, r)) in cases.iter().zip(results.iter()).enumerate() {
+        if let (CaseKind::Generated { .. }, Some(r)) = (&case.kind, r)
+            && !r.passed()
+            && r.verdict.shrinkable()
+        {
+            let n = per_gate.entry(case.gate).or_default();
+            if *n < SHRUNK_PER_GATE {
+                *n += 1;
+                picked.push((i, r.clone()));
+            }
+        }
+    }
+    let shrunk = parallel(target.limits.jobs, &picked, cancel, |(_, r)| Ok(shrink(target, reference, r.clone())))?;
+    let mut count = 0;
+    for ((i, _), r) in picked.iter().zip(shrunk) {
+        if let Some(r) = r {
+            count += usize::from(r.shrunk_from.is_some());
+            results[*i] = Some(r);
+        }
+    }
+    Ok(count)
+}

@@ -1,0 +1,384 @@
+//! Gate reports and session state on disk.
+//!
+//! `reports/<id>.json` (schema [`Report`], `format_version` 1) and a
+//! readable `reports/<id>.md` beside it are rewritten, atomically, at every
+//! gate pass and at the end of a session. `reports/sessions/<problem>.json`
+//! holds the state of the practice session in progress, rewritten on every
+//! change, so `harness start` can resume it after any exit.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::base::fsio;
+use crate::problem::model::{Followup, Problem};
+use crate::session::state::{Event, Mode, RunSummary, Session, SourceFile, Status};
+
+/// Version of the report file format.
+pub const REPORT_FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateReport {
+    pub gate: usize,
+    pub title: String,
+    pub target_minutes: u32,
+    pub passed: bool,
+    /// From the session's start to the run that passed the gate.
+    pub time_to_pass_ms: Option<u64>,
+    pub builds: u32,
+    pub failed_builds: u32,
+    pub test_runs: u32,
+    pub hints_used: u32,
+    pub regressions: u32,
+    /// Whether the candidate reached (unlocked) this gate.
+    pub reached: bool,
+    /// The solution's sources when the gate passed.
+    pub snapshot: Option<Vec<SourceFile>>,
+    pub followups: Vec<Followup>,
+    /// A mock's pacing target: ms from the session's start by which this
+    /// gate should pass (the budget scaled by suggested minutes,
+    /// cumulative). None in practice, and in reports written before mocks.
+    #[serde(default)]
+    pub pace_target_ms: Option<u64>,
+}
+
+/// A mock session's score, explained.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    pub total: f64,
+    /// One line per component, e.g. "2 gates passed: 50.0".
+    pub breakdown: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub format_version: u32,
+    pub id: String,
+    pub problem: String,
+    pub title: String,
+    pub mode: Mode,
+    pub status: Status,
+    /// True while the session can still go on (a practice session that was
+    /// quit, or a report written at a gate pass).
+    pub in_progress: bool,
+    pub started_at: String,
+    pub started_at_ms: u64,
+    pub ended_at_ms: Option<u64>,
+    pub budget_ms: u64,
+    pub elapsed_ms: u64,
+    pub overtime: bool,
+    pub gate_count: usize,
+    pub gates_passed: usize,
+    pub gates: Vec<GateReport>,
+    pub last_run: Option<RunSummary>,
+    pub events: Vec<Event>,
+    #[serde(default)]
+    pub score: Option<Score>,
+}
+
+impl Report {
+    pub fn from_session(session: &Session, problem: &Problem, now_ms: u64, score: Option<Score>) -> Report {
+        let gates = problem
+            .gates
+            .iter()
+            .zip(&session.gates)
+            .map(|(g, stats)| GateReport {
+                gate: g.number,
+                title: g.title.clone(),
+                target_minutes: g.minutes,
+                passed: stats.passed_at_ms.is_some(),
+                time_to_pass_ms: stats.passed_at_ms,
+                builds: stats.builds,
+                failed_builds: stats.failed_builds,
+                test_runs: stats.test_runs,
+                hints_used: stats.hints_used,
+                regressions: stats.regressions,
+                reached: g.number <= session.gate,
+                snapshot: session.snapshots.get(&g.number).cloned(),
+                followups: g.followups.clone(),
+                pace_target_ms: session.pace_ms.get(g.number - 1).copied(),
+            })
+            .collect();
+        Report {
+            format_version: REPORT_FORMAT_VERSION,
+            id: session.id.clone(),
+            problem: problem.id.clone(),
+            title: problem.title.clone(),
+            mode: session.mode,
+            status: session.status,
+            in_progress: session.status == Status::Running,
+            started_at: fsio::iso(session.started_at_ms),
+            started_at_ms: session.started_at_ms,
+            ended_at_ms: session.ended_at_ms,
+            budget_ms: session.budget_ms,
+            elapsed_ms: session.elapsed_ms(now_ms),
+            overtime: session.overtime,
+            gate_count: session.gate_count,
+            gates_passed: session.gates_passed(),
+            gates,
+            last_run: session.last_run.clone(),
+            events: session.events.clone(),
+            score,
+        }
+    }
+
+    /// The state the session was left in; a practice session that can
+    /// still be resumed is "in progress".
+    pub fn status_label(&self) -> &'static str {
+        if self.status == Status::Running && self.in_progress { "in progress" } else { self.status.label() }
+    }
+
+    /// The readable version written beside the JSON.
+    pub fn to_markdown(&self) -> String {
+        let mut md = String::new();
+        let _ = writeln!(md, "# {} — {}\n", self.problem, self.title);
+        let status = self.status_label();
+        let mode = match self.mode {
+            Mode::Practice => "practice",
+            Mode::Mock => "mock",
+        };
+        let _ = writeln!(
+            md,
+            "- {mode} session, started {}\n- status: {status}{}\n- gates passed: {}/{}\n- time: {} of {}",
+            self.started_at,
+            if self.overtime { " (continued in overtime)" } else { "" },
+            self.gates_passed,
+            self.gate_count,
+            fsio::clock(self.elapsed_ms),
+            fsio::clock(self.budget_ms)
+        );
+        if let Some(score) = &self.score {
+            let _ = writeln!(md, "- score: {:.1}", score.total);
+            for line in &score.breakdown {
+                let _ = writeln!(md, "  - {line}");
+            }
+        }
+        let _ = writeln!(md, "\n## Gates\n");
+        let _ = writeln!(
+            md,
+            "| gate | title | passed at | target | builds | failed builds | test runs | hints | regressions |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
+        for g in &self.gates {
+            let at = g
+                .time_to_pass_ms
+                .map_or_else(|| if g.reached { "—".to_string() } else { "not reached".to_string() }, fsio::clock);
+            let pace = g.pace_target_ms.map_or_else(String::new, |p| format!(" (by {})", fsio::clock(p)));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {at} | {} min{pace} | {} | {} | {} | {} | {} |",
+                g.gate, g.title, g.target_minutes, g.builds, g.failed_builds, g.test_runs, g.hints_used, g.regressions
+            );
+        }
+        if let Some(run) = &self.last_run {
+            let _ = writeln!(md, "\n## The last run\n");
+            if !run.build_ok {
+                let _ = writeln!(md, "The build failed:\n\n```text\n{}\n```", run.build_errors.join("\n"));
+            }
+            for (gate, passed, total) in &run.gates {
+                let _ = writeln!(md, "- gate {gate}: {passed}/{total} cases");
+            }
+            for f in &run.failures {
+                let _ = writeln!(
+                    md,
+                    "\n### Gate {}: {} — `{}`\n\n{}\n\n```diff\n{}\n```",
+                    f.gate,
+                    f.case,
+                    f.verdict,
+                    f.message,
+                    f.diff.join("\n")
+                );
+            }
+        }
+        for g in &self.gates {
+            if let Some(files) = &g.snapshot {
+                let _ = writeln!(md, "\n## Solution when gate {} passed\n", g.gate);
+                for f in files {
+                    let lang = if f.path.ends_with(".rs") { "rust" } else { "toml" };
+                    let _ = writeln!(md, "`{}`\n\n```{lang}\n{}\n```\n", f.path, f.content.trim_end());
+                }
+            }
+        }
+        let reached: Vec<&GateReport> = self.gates.iter().filter(|g| g.reached && !g.followups.is_empty()).collect();
+        if !reached.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n## Follow-up questions\n\nSay your answer out loud before you read the model answer.\n"
+            );
+            for g in reached {
+                for f in &g.followups {
+                    let _ = writeln!(
+                        md,
+                        "- **Gate {}: {}**\n  <details><summary>model answer</summary>{}</details>",
+                        g.gate, f.question, f.answer
+                    );
+                }
+            }
+        }
+        md
+    }
+}
+
+/// Writes `<reports>/<id>.json` and `<id>.md`; returns the JSON's path.
+pub fn write(reports_dir: &Path, report: &Report) -> Result<PathBuf> {
+    let json = reports_dir.join(format!("{}.json", report.id));
+    fsio::write_atomic(&json, serde_json::to_string_pretty(report)?.as_bytes())?;
+    fsio::write_atomic(&reports_dir.join(format!("{}.md", report.id)), report.to_markdown().as_bytes())?;
+    Ok(json)
+}
+
+/// Where a problem's session state lives.
+pub fn state_path(reports_dir: &Path, problem: &str) -> PathBuf {
+    reports_dir.join("sessions").join(format!("{problem}.json"))
+}
+
+/// Where the state of a mock in progress lives: apart from the practice
+/// session of the same problem, which a mock must not replace.
+pub fn mock_state_path(reports_dir: &Path, problem: &str) -> PathBuf {
+    reports_dir.join("sessions").join("mock").join(format!("{problem}.json"))
+}
+
+fn session_state_path(reports_dir: &Path, mode: Mode, problem: &str) -> PathBuf {
+    match mode {
+        Mode::Practice => state_path(reports_dir, problem),
+        Mode::Mock => mock_state_path(reports_dir, problem),
+    }
+}
+
+pub fn save_state(reports_dir: &Path, session: &Session) -> Result<()> {
+    let path = session_state_path(reports_dir, session.mode, &session.problem);
+    fsio::write_atomic(&path, serde_json::to_string_pretty(session)?.as_bytes())
+}
+
+/// Holds the session's lock for as long as it lives: two terminals running
+/// the same session would each overwrite the other's state.
+pub struct SessionLock {
+    _file: std::fs::File,
+}
+
+/// Takes the lock of the `mode` session of `problem` (beside its state
+/// file), or says who holds it.
+pub fn lock_session(reports_dir: &Path, mode: Mode, problem: &str) -> Result<SessionLock> {
+    use rustix::fs::{FlockOperation, flock};
+    let path = session_state_path(reports_dir, mode, problem).with_extension("lock");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        let holder = std::fs::read_to_string(&path).unwrap_or_default();
+        anyhow::bail!(
+            "this {} session of `{}` is already open in another terminal{} ({}): quit it there first",
+            if mode == Mode::Mock { "mock" } else { "practice" },
+            problem,
+            if holder.trim().is_empty() { String::new() } else { format!(", process {}", holder.trim()) },
+            path.display()
+        );
+    }
+    use std::io::Write;
+    let _ = file.set_len(0);
+    let _ = write!(file, "{}", std::process::id());
+    Ok(SessionLock { _file: file })
+}
+
+/// The saved session of `problem`, if any. A state file that cannot be
+/// read is an error naming it, never silently replaced.
+pub fn load_state(reports_dir: &Path, problem: &str) -> Result<Option<Session>> {
+    let path = state_path(reports_dir, problem);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let session: Session = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}:{}:{}: {e} (start with --fresh to begin a new session; the file is kept)",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    Ok(Some(session))
+}
+
+/// Reads every report in `reports_dir`. Files that cannot be read are
+/// returned by name with the reason, and the rest still load.
+pub fn load_all(reports_dir: &Path) -> (Vec<Report>, Vec<(PathBuf, String)>) {
+    let mut reports = Vec::new();
+    let mut broken = Vec::new();
+    let Ok(entries) = std::fs::read_dir(reports_dir) else { return (reports, broken) };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "json") || !path.is_file() {
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Err(e) => broken.push((path, e.to_string())),
+            Ok(text) => match serde_json::from_str::<Report>(&text) {
+                Ok(r) => reports.push(r),
+                Err(e) => broken.push((path, format!("line {}, column {}: {e}", e.line(), e.column()))),
+            },
+        }
+    }
+    reports.sort_by(|a, b| a.started_at_ms.cmp(&b.started_at_ms).then_with(|| a.id.cmp(&b.id)));
+    (reports, broken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corrupt_reports_are_named_and_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bad.json"), "{ not json").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "ignored").unwrap();
+        let (reports, broken) = load_all(dir.path());
+        assert!(reports.is_empty());
+        assert_eq!(broken.len(), 1);
+        assert!(broken[0].0.ends_with("bad.json"));
+    }
+
+    #[test]
+    fn a_session_can_be_open_in_one_terminal_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = lock_session(dir.path(), Mode::Practice, "kv").unwrap();
+        let e = lock_session(dir.path(), Mode::Practice, "kv").err().expect("a second lock is refused").to_string();
+        assert!(e.contains("already open in another terminal"), "{e}");
+        assert!(e.contains(&std::process::id().to_string()), "{e}");
+        // A mock of the same problem is another session.
+        drop(lock_session(dir.path(), Mode::Mock, "kv").unwrap());
+        drop(held);
+        lock_session(dir.path(), Mode::Practice, "kv").unwrap();
+    }
+
+    #[test]
+    fn state_round_trips_and_a_corrupt_state_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::new("kv", Mode::Practice, 4, 1000, 5);
+        save_state(dir.path(), &s).unwrap();
+        assert_eq!(load_state(dir.path(), "kv").unwrap(), Some(s));
+        assert_eq!(load_state(dir.path(), "other").unwrap(), None);
+        std::fs::write(state_path(dir.path(), "kv"), "{").unwrap();
+        let e = load_state(dir.path(), "kv").unwrap_err().to_string();
+        assert!(e.contains("kv.json:1:"), "{e}");
+    }
+
+    #[test]
+    fn a_mock_never_replaces_the_practice_state_of_its_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let practice = Session::new("kv", Mode::Practice, 4, 1000, 5);
+        save_state(dir.path(), &practice).unwrap();
+        save_state(dir.path(), &Session::new("kv", Mode::Mock, 4, 1000, 9)).unwrap();
+        assert_eq!(load_state(dir.path(), "kv").unwrap(), Some(practice));
+        assert!(mock_state_path(dir.path(), "kv").is_file());
+    }
+}

@@ -1,0 +1,453 @@
+//! A practice or mock session as pure data: the clock over an injected
+//! `now`, gate progression, regressions, hints and the event timeline.
+//!
+//! No files, processes or terminal here: the TUI feeds events in and acts
+//! on the transitions that come out, and tests drive it with fake times.
+//! The whole state serializes, so a session survives the process (even
+//! `kill -9`): wall time keeps running while it is closed, as it would in
+//! a real interview.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the session-state file format.
+pub const STATE_FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Practice,
+    Mock,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The clock is running.
+    Running,
+    /// Every gate passed.
+    Completed,
+    /// The budget ran out and the session froze.
+    TimeUp,
+    /// A mock session the candidate quit: recorded, never resumed.
+    Abandoned,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed => "completed",
+            Status::TimeUp => "time up",
+            Status::Abandoned => "abandoned",
+        }
+    }
+}
+
+/// Per-gate counters; builds and runs count toward the gate that was
+/// current when they happened.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateStats {
+    pub builds: u32,
+    pub failed_builds: u32,
+    pub test_runs: u32,
+    pub hints_used: u32,
+    pub regressions: u32,
+    /// Milliseconds from the session's start to the run that passed it.
+    pub passed_at_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventKind {
+    Started,
+    Resumed,
+    Save,
+    BuildOk { ms: u64 },
+    BuildFailed { errors: u32 },
+    TestRun { passed_cases: u32, total_cases: u32, gates_passed: u32 },
+    GatePassed { gate: usize },
+    Regression { gate: usize },
+    Hint { gate: usize, index: usize },
+    Overtime,
+    TimeUp,
+    Completed,
+    Quit,
+}
+
+/// One moment on the session's timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Milliseconds since the session started.
+    pub at_ms: u64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// One gate's outcome in one run: how many of its cases passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GateOutcome {
+    pub gate: usize,
+    pub passed: usize,
+    pub total: usize,
+}
+
+impl GateOutcome {
+    pub fn all_passed(&self) -> bool {
+        self.total > 0 && self.passed == self.total
+    }
+}
+
+/// What a run changed, for the UI to announce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transition {
+    GatePassed { gate: usize, split_ms: u64 },
+    Regression { gate: usize },
+    Completed,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub format_version: u32,
+    /// Also the report's file stem: `<UTC stamp>-<problem>`.
+    pub id: String,
+    pub problem: String,
+    pub mode: Mode,
+    pub started_at_ms: u64,
+    pub budget_ms: u64,
+    /// The highest unlocked gate (1-based).
+    pub gate: usize,
+    pub gate_count: usize,
+    pub status: Status,
+    /// The candidate chose to keep going after the budget ran out.
+    pub overtime: bool,
+    pub ended_at_ms: Option<u64>,
+    pub gates: Vec<GateStats>,
+    /// Whether each gate passed in the latest run that judged it.
+    pub passing: Vec<bool>,
+    pub events: Vec<Event>,
+    /// Per-gate pacing targets of a mock (ms from the start by which each
+    /// gate should pass); empty in practice.
+    #[serde(default)]
+    pub pace_ms: Vec<u64>,
+    /// The solution's sources at the moment each gate passed, by gate.
+    #[serde(default)]
+    pub snapshots: std::collections::BTreeMap<usize, Vec<SourceFile>>,
+    /// The latest judged run, for the report.
+    #[serde(default)]
+    pub last_run: Option<RunSummary>,
+}
+
+/// One file of the solution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceFile {
+    pub path: String,
+    pub content: String,
+}
+
+/// A failing case as the report keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailureSummary {
+    pub gate: usize,
+    pub case: String,
+    pub verdict: crate::judge::verdict::Verdict,
+    pub message: String,
+    /// The transcript diff, one line each, prefixed `  `, `- ` or `+ `.
+    pub diff: Vec<String>,
+}
+
+/// The latest judged run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub build_ok: bool,
+    /// The compiler's errors (plain text) when the build failed.
+    pub build_errors: Vec<String>,
+    /// (gate, cases passed, cases total).
+    pub gates: Vec<(usize, usize, usize)>,
+    pub failures: Vec<FailureSummary>,
+}
+
+impl Session {
+    pub fn new(problem: &str, mode: Mode, gate_count: usize, budget_ms: u64, now_ms: u64) -> Session {
+        let mut s = Session {
+            format_version: STATE_FORMAT_VERSION,
+            id: format!("{}-{problem}", crate::base::fsio::stamp(now_ms)),
+            problem: problem.to_string(),
+            mode,
+            started_at_ms: now_ms,
+            budget_ms,
+            gate: 1,
+            gate_count,
+            status: Status::Running,
+            overtime: false,
+            ended_at_ms: None,
+            gates: vec![GateStats::default(); gate_count],
+            passing: vec![false; gate_count],
+            events: Vec::new(),
+            pace_ms: Vec::new(),
+            snapshots: Default::default(),
+            last_run: None,
+        };
+        s.log(now_ms, EventKind::Started);
+        s
+    }
+
+    pub fn elapsed_ms(&self, now_ms: u64) -> u64 {
+        self.ended_at_ms.unwrap_or(now_ms).saturating_sub(self.started_at_ms)
+    }
+
+    /// Time left; negative in overtime.
+    pub fn remaining_ms(&self, now_ms: u64) -> i64 {
+        self.budget_ms as i64 - self.elapsed_ms(now_ms) as i64
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.status == Status::Running
+    }
+
+    /// Whether the budget is spent and the session should freeze now.
+    pub fn time_is_up(&self, now_ms: u64) -> bool {
+        self.is_running() && !self.overtime && self.remaining_ms(now_ms) <= 0
+    }
+
+    pub fn gates_passed(&self) -> usize {
+        self.gates.iter().filter(|g| g.passed_at_ms.is_some()).count()
+    }
+
+    fn log(&mut self, now_ms: u64, kind: EventKind) {
+        let at_ms = now_ms.saturating_sub(self.started_at_ms);
+        self.events.push(Event { at_ms, kind });
+    }
+
+    fn current(&mut self) -> &mut GateStats {
+        let i = self.gate.clamp(1, self.gate_count) - 1;
+        &mut self.gates[i]
+    }
+
+    pub fn on_resume(&mut self, now_ms: u64) {
+        self.log(now_ms, EventKind::Resumed);
+    }
+
+    pub fn on_save(&mut self, now_ms: u64) {
+        self.log(now_ms, EventKind::Save);
+    }
+
+    pub fn on_build(&mut self, now_ms: u64, ok: bool, duration_ms: u64, errors: u32) {
+        self.current().builds += 1;
+        if ok {
+            self.log(now_ms, EventKind::BuildOk { ms: duration_ms });
+        } else {
+            self.current().failed_builds += 1;
+            self.log(now_ms, EventKind::BuildFailed { errors });
+        }
+    }
+
+    /// Records a judged run of gates `1..=outcomes.len()` and advances.
+    /// A gate that passed before and fails now is a regression (reported
+    /// once, when it starts failing). The current gate passes when it and
+    /// every earlier gate pass in the same run.
+    pub fn on_run(&mut self, now_ms: u64, outcomes: &[GateOutcome]) -> Vec<Transition> {
+        let mut out = Vec::new();
+        if !self.is_running() {
+            return out;
+        }
+        self.current().test_runs += 1;
+        let passed_cases = outcomes.iter().map(|o| o.passed as u32).sum();
+        let total_cases = outcomes.iter().map(|o| o.total as u32).sum();
+        let gates_passed = outcomes.iter().take_while(|o| o.all_passed()).count() as u32;
+        self.log(now_ms, EventKind::TestRun { passed_cases, total_cases, gates_passed });
+        for o in outcomes {
+            let i = o.gate - 1;
+            if i >= self.gate_count {
+                continue;
+            }
+            let now_passing = o.all_passed();
+            if o.gate < self.gate && self.gates[i].passed_at_ms.is_some() && self.passing[i] && !now_passing {
+                self.gates[i].regressions += 1;
+                self.log(now_ms, EventKind::Regression { gate: o.gate });
+                out.push(Transition::Regression { gate: o.gate });
+            }
+            self.passing[i] = now_passing;
+        }
+        let judged_current = outcomes.len() >= self.gate;
+        if judged_current && outcomes.iter().take(self.gate).all(GateOutcome::all_passed) {
+            let split_ms = self.elapsed_ms(now_ms);
+            let g = self.gate;
+            if self.gates[g - 1].passed_at_ms.is_none() {
+                self.gates[g - 1].passed_at_ms = Some(split_ms);
+                self.log(now_ms, EventKind::GatePassed { gate: g });
+                out.push(Transition::GatePassed { gate: g, split_ms });
+            }
+            if g == self.gate_count {
+                self.status = Status::Completed;
+                self.ended_at_ms = Some(now_ms);
+                self.log(now_ms, EventKind::Completed);
+                out.push(Transition::Completed);
+            } else {
+                self.gate += 1;
+            }
+        }
+        out
+    }
+
+    /// Reveals the next hint of the current gate, if there is one left;
+    /// returns its index. Mocks have no hints.
+    pub fn on_hint(&mut self, now_ms: u64, available: usize) -> Option<usize> {
+        if self.mode == Mode::Mock || !self.is_running() {
+            return None;
+        }
+        let gate = self.gate;
+        let used = self.current().hints_used as usize;
+        if used >= available {
+            return None;
+        }
+        self.current().hints_used += 1;
+        self.log(now_ms, EventKind::Hint { gate, index: used });
+        Some(used)
+    }
+
+    pub fn hints_used(&self, gate: usize) -> usize {
+        self.gates.get(gate.wrapping_sub(1)).map_or(0, |g| g.hints_used as usize)
+    }
+
+    /// Freezes the session at the end of the budget.
+    pub fn on_time_up(&mut self, now_ms: u64) {
+        if self.is_running() {
+            self.status = Status::TimeUp;
+            self.ended_at_ms = Some(now_ms);
+            self.log(now_ms, EventKind::TimeUp);
+        }
+    }
+
+    /// Practice only: keep going past the budget.
+    pub fn continue_overtime(&mut self, now_ms: u64) -> bool {
+        if self.mode != Mode::Practice || self.status != Status::TimeUp {
+            return false;
+        }
+        self.status = Status::Running;
+        self.overtime = true;
+        self.ended_at_ms = None;
+        self.log(now_ms, EventKind::Overtime);
+        true
+    }
+
+    /// The candidate quits. A practice session is kept and resumes later;
+    /// a mock session is recorded as abandoned.
+    pub fn on_quit(&mut self, now_ms: u64) {
+        self.log(now_ms, EventKind::Quit);
+        if self.mode == Mode::Mock && self.is_running() {
+            self.status = Status::Abandoned;
+            self.ended_at_ms = Some(now_ms);
+        }
+    }
+
+    /// Whether a later `harness start` should pick this session up.
+    pub fn resumable(&self) -> bool {
+        self.mode == Mode::Practice && self.status == Status::Running
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: u64 = 1_000_000;
+    const MIN: u64 = 60_000;
+
+    fn run(s: &mut Session, at: u64, gates: &[(usize, usize)]) -> Vec<Transition> {
+        let outcomes: Vec<GateOutcome> =
+            gates.iter().enumerate().map(|(i, &(passed, total))| GateOutcome { gate: i + 1, passed, total }).collect();
+        s.on_run(at, &outcomes)
+    }
+
+    #[test]
+    fn the_clock_counts_down_and_into_overtime() {
+        let mut s = Session::new("p", Mode::Practice, 4, 30 * MIN, T0);
+        assert_eq!(s.remaining_ms(T0 + 10 * MIN), (20 * MIN) as i64);
+        assert!(!s.time_is_up(T0 + 29 * MIN));
+        assert!(s.time_is_up(T0 + 30 * MIN));
+        s.on_time_up(T0 + 30 * MIN);
+        assert_eq!(s.status, Status::TimeUp);
+        // Frozen: the elapsed time stops at the freeze.
+        assert_eq!(s.elapsed_ms(T0 + 99 * MIN), 30 * MIN);
+        assert!(s.continue_overtime(T0 + 31 * MIN));
+        assert_eq!(s.remaining_ms(T0 + 35 * MIN), -(5 * MIN as i64));
+        assert!(!s.time_is_up(T0 + 35 * MIN), "overtime does not freeze again");
+    }
+
+    #[test]
+    fn gates_pass_in_order_with_splits() {
+        let mut s = Session::new("p", Mode::Practice, 3, 60 * MIN, T0);
+        assert!(run(&mut s, T0 + MIN, &[(3, 5)]).is_empty());
+        assert_eq!(run(&mut s, T0 + 5 * MIN, &[(5, 5)]), vec![Transition::GatePassed { gate: 1, split_ms: 5 * MIN }]);
+        assert_eq!(s.gate, 2);
+        // A run that judged only gate 1 cannot pass gate 2.
+        assert!(run(&mut s, T0 + 6 * MIN, &[(5, 5)]).is_empty());
+        assert!(run(&mut s, T0 + 7 * MIN, &[(5, 5), (1, 4)]).is_empty());
+        assert_eq!(
+            run(&mut s, T0 + 9 * MIN, &[(5, 5), (4, 4)]),
+            vec![Transition::GatePassed { gate: 2, split_ms: 9 * MIN }]
+        );
+        let t = run(&mut s, T0 + 20 * MIN, &[(5, 5), (4, 4), (2, 2)]);
+        assert_eq!(t, vec![Transition::GatePassed { gate: 3, split_ms: 20 * MIN }, Transition::Completed]);
+        assert_eq!(s.status, Status::Completed);
+        assert_eq!(s.gates_passed(), 3);
+        assert_eq!(s.gates[0].test_runs, 2);
+        assert_eq!(s.gates[1].test_runs, 3);
+    }
+
+    #[test]
+    fn a_gate_that_passed_and_now_fails_is_one_regression() {
+        let mut s = Session::new("p", Mode::Practice, 3, 60 * MIN, T0);
+        run(&mut s, T0 + MIN, &[(5, 5)]);
+        assert_eq!(run(&mut s, T0 + 2 * MIN, &[(4, 5), (0, 3)]), vec![Transition::Regression { gate: 1 }]);
+        assert!(run(&mut s, T0 + 3 * MIN, &[(4, 5), (1, 3)]).is_empty(), "still failing is not a new regression");
+        assert!(run(&mut s, T0 + 4 * MIN, &[(5, 5), (1, 3)]).is_empty());
+        assert_eq!(run(&mut s, T0 + 5 * MIN, &[(3, 5), (1, 3)]), vec![Transition::Regression { gate: 1 }]);
+        assert_eq!(s.gates[0].regressions, 2);
+        // Regressions block the current gate: gate 2 passes only with gate 1.
+        assert!(run(&mut s, T0 + 6 * MIN, &[(3, 5), (3, 3)]).is_empty());
+        assert_eq!(s.gate, 2);
+    }
+
+    #[test]
+    fn hints_are_counted_per_gate_and_mocks_have_none() {
+        let mut s = Session::new("p", Mode::Practice, 2, MIN, T0);
+        assert_eq!(s.on_hint(T0, 2), Some(0));
+        assert_eq!(s.on_hint(T0, 2), Some(1));
+        assert_eq!(s.on_hint(T0, 2), None);
+        assert_eq!(s.hints_used(1), 2);
+        let mut m = Session::new("p", Mode::Mock, 2, MIN, T0);
+        assert_eq!(m.on_hint(T0, 2), None);
+    }
+
+    #[test]
+    fn builds_count_toward_the_current_gate() {
+        let mut s = Session::new("p", Mode::Practice, 2, MIN, T0);
+        s.on_build(T0, false, 100, 2);
+        s.on_build(T0, true, 100, 0);
+        assert_eq!((s.gates[0].builds, s.gates[0].failed_builds), (2, 1));
+    }
+
+    #[test]
+    fn quitting_keeps_practice_and_abandons_mocks() {
+        let mut s = Session::new("p", Mode::Practice, 2, MIN, T0);
+        s.on_quit(T0 + 1);
+        assert!(s.resumable());
+        let mut m = Session::new("p", Mode::Mock, 2, MIN, T0);
+        m.on_quit(T0 + 1);
+        assert_eq!(m.status, Status::Abandoned);
+        assert!(!m.resumable());
+    }
+
+    #[test]
+    fn state_round_trips_through_json() {
+        let mut s = Session::new("p", Mode::Practice, 2, MIN, T0);
+        s.on_save(T0 + 5);
+        s.on_build(T0 + 6, true, 50, 0);
+        run(&mut s, T0 + 7, &[(1, 1)]);
+        let text = serde_json::to_string(&s).unwrap();
+        let back: Session = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
+        assert!(text.contains(r#""kind":"gate_passed","gate":1"#), "{text}");
+    }
+}

@@ -1,0 +1,10 @@
+//! What a person sees: the practice TUI, the review TUI, shared widgets
+//! (Markdown and ANSI rendering), and the text of results for `check`.
+//! Drawing is pure (`view::draw(&state)`); every layer below may be used,
+//! `cmd` never is.
+
+pub mod ansi;
+pub mod markdown;
+pub mod practice;
+pub mod results;
+pub mod review;

@@ -1,0 +1,244 @@
+//! Rendering an [`Evaluation`] for people (text, optionally coloured) and
+//! for programs (`--json`, schema in the README).
+
+use std::fmt::Write as _;
+
+use serde_json::{Value as Json, json};
+
+use crate::judge::evaluate::Evaluation;
+use crate::judge::suite::{Case, CaseKind, CaseResult, SHRUNK_PER_GATE};
+use crate::problem::model::Problem;
+use crate::problem::ty::to_json;
+
+/// Version of the `--json` output of `check`.
+pub const CHECK_FORMAT_VERSION: u32 = 1;
+
+/// The two transcripts of a failing case, up to the failing operation:
+/// expected and actual, one `op(args) -> result` line per operation.
+pub fn transcripts(result: &CaseResult) -> (Vec<String>, Vec<String>) {
+    let last = result.failed_at.unwrap_or(result.steps.len().saturating_sub(1));
+    let expected: Vec<String> = result.steps.iter().take(last + 1).map(|s| s.to_string()).collect();
+    let mut actual: Vec<String> =
+        result.steps.iter().zip(&result.actual).take(last + 1).map(|(s, v)| format!("{} -> {v}", s.call)).collect();
+    if actual.len() <= last
+        && let Some(step) = result.steps.get(last)
+    {
+        actual.push(format!("{} -> <{}>", step.call, result.verdict));
+    }
+    (expected, actual)
+}
+
+/// A unified line diff of the transcripts: `  ` same, `- ` expected only,
+/// `+ ` actual only. Long runs of equal lines are folded.
+pub fn transcript_diff(result: &CaseResult) -> Vec<(char, String)> {
+    let (expected, actual) = transcripts(result);
+    let expected = expected.join("\n") + "\n";
+    let actual = actual.join("\n") + "\n";
+    let diff = similar::TextDiff::from_lines(&expected, &actual);
+    let mut lines = Vec::new();
+    for group in diff.grouped_ops(3) {
+        if !lines.is_empty() {
+            lines.push((' ', "…".to_string()));
+        }
+        for op in group {
+            for change in diff.iter_changes(&op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Equal => ' ',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                };
+                lines.push((sign, change.value().trim_end_matches('\n').to_string()));
+            }
+        }
+    }
+    lines
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn c(&self, code: &str, s: &str) -> String {
+        if self.on { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+    }
+}
+
+fn kind_label(case: &Case) -> String {
+    match case.kind {
+        CaseKind::Fixed => String::new(),
+        CaseKind::Generated { .. } => " [generated]".to_string(),
+    }
+}
+
+/// The human-readable report of `check`.
+pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String {
+    let p = Paint { on: color };
+    let mut out = String::new();
+    let _ = writeln!(out, "{} — {}", p.c("1", &problem.id), problem.title);
+    if !eval.build.ok {
+        let _ = writeln!(out, "build: {} ({:.2} s)\n", p.c("1;31", "FAILED"), eval.build.duration.as_secs_f64());
+        if let Some(f) = &eval.build.failure {
+            let _ = writeln!(out, "{f}");
+        }
+        for d in eval.build.diagnostics.iter().filter(|d| d.level == "error") {
+            if color {
+                out.push_str(&d.rendered);
+            } else {
+                out.push_str(&strip_ansi(&d.rendered));
+            }
+        }
+        let _ = writeln!(out, "\nresult: compile_error — 0/{} gates passed", problem.gates.len());
+        return out;
+    }
+    let warnings = eval.build.diagnostics.iter().filter(|d| d.level == "warning").count();
+    let _ = writeln!(
+        out,
+        "build: ok ({:.2} s{}) · judged in {:.2} s",
+        eval.build.duration.as_secs_f64(),
+        if warnings > 0 { format!(", {warnings} warning(s)") } else { String::new() },
+        eval.run_time.as_secs_f64()
+    );
+    for g in &eval.gates {
+        let status = if g.all_passed() { p.c("1;32", "passed") } else { p.c("1;31", "FAILED") };
+        let _ = writeln!(out, "\ngate {}  {:<36} {status}  {}/{}", g.gate, g.title, g.passed, g.total);
+        for (case, r) in &g.failures {
+            let _ = writeln!(
+                out,
+                "  {} {}{} — {}",
+                p.c("31", "✗"),
+                case.name,
+                kind_label(case),
+                p.c("1", r.verdict.name())
+            );
+            let _ = writeln!(out, "      {}", r.message);
+            match (r.shrunk_from, &case.kind) {
+                (Some(n), _) => {
+                    let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
+                }
+                (None, CaseKind::Generated { .. }) => {
+                    let _ = writeln!(
+                        out,
+                        "      (not shrunk, {} operations: only the first {SHRUNK_PER_GATE} per gate are; \
+                         `--json` lists its ops for `harness replay --ops`)",
+                        r.steps.len() - 1
+                    );
+                }
+                _ => {}
+            }
+            for (sign, line) in transcript_diff(r) {
+                let line = format!("{sign} {line}");
+                let painted = match sign {
+                    '-' => p.c("31", &line),
+                    '+' => p.c("32", &line),
+                    _ => line,
+                };
+                let _ = writeln!(out, "      {painted}");
+            }
+            if !r.output.trim().is_empty() {
+                let _ = writeln!(out, "      output:");
+                for line in r.output.lines().take(12) {
+                    let _ = writeln!(out, "      │ {line}");
+                }
+                let more = r.output.lines().count().saturating_sub(12);
+                if more > 0 || r.output_dropped > 0 {
+                    let _ = writeln!(out, "      │ … ({more} more lines, {} bytes dropped)", r.output_dropped);
+                }
+            }
+        }
+    }
+    let passed = eval.gates_passed();
+    let verdict = if eval.all_passed() {
+        p.c("1;32", "all gates passed")
+    } else {
+        format!("{passed}/{} gates passed", eval.gates.len())
+    };
+    let _ = writeln!(out, "\nresult: {verdict}");
+    out
+}
+
+/// Removes ANSI escape sequences.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn ops_json(result: &CaseResult) -> Json {
+    Json::Array(
+        result
+            .steps
+            .iter()
+            .map(|s| json!({ "op": s.call.op, "args": s.call.args.iter().map(to_json).collect::<Vec<_>>() }))
+            .collect(),
+    )
+}
+
+/// The `--json` report of `check`.
+pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluation) -> Json {
+    let gates: Vec<Json> = eval
+        .gates
+        .iter()
+        .map(|g| {
+            let failures: Vec<Json> = g
+                .failures
+                .iter()
+                .map(|(case, r)| {
+                    json!({
+                        "case": case.name,
+                        "kind": match case.kind { CaseKind::Fixed => "fixed", CaseKind::Generated { .. } => "generated" },
+                        "seed": match case.kind { CaseKind::Generated { seed } => json!(format!("{seed:#018x}")), CaseKind::Fixed => Json::Null },
+                        "verdict": r.verdict,
+                        "message": r.message,
+                        "op_index": r.failed_at,
+                        "ops": ops_json(r),
+                        "expected": r.steps.iter().map(|s| to_json(&s.expect)).collect::<Vec<_>>(),
+                        "actual": r.actual.iter().map(to_json).collect::<Vec<_>>(),
+                        "output": r.output,
+                        "shrunk_from": r.shrunk_from.map(|n| n - 1),
+                    })
+                })
+                .collect();
+            json!({
+                "gate": g.gate,
+                "title": g.title,
+                "passed": g.all_passed(),
+                "cases_total": g.total,
+                "cases_passed": g.passed,
+                "failures": failures,
+            })
+        })
+        .collect();
+    json!({
+        "format_version": CHECK_FORMAT_VERSION,
+        "problem": problem.id,
+        "solution": solution.display().to_string(),
+        "build": {
+            "ok": eval.build.ok,
+            "duration_ms": eval.build.duration.as_millis() as u64,
+            "failure": eval.build.failure,
+            "errors": eval.build.diagnostics.iter().filter(|d| d.level == "error").map(|d| json!({
+                "message": d.message,
+                "file": d.file,
+                "line": d.line,
+                "column": d.column,
+                "rendered": strip_ansi(&d.rendered),
+            })).collect::<Vec<_>>(),
+        },
+        "gates": gates,
+        "gates_passed": eval.gates_passed(),
+        "passed": eval.all_passed(),
+    })
+}

@@ -1,0 +1,657 @@
+//! Drawing the review: a pure function of the [`Review`] state.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, BorderType, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, TableState, Tabs, Wrap,
+};
+
+use super::app::{Review, Screen, TABS, Tab};
+use super::data::{self, DiffKind, Mark};
+use crate::base::fsio::clock;
+use crate::session::report::Report;
+use crate::session::state::SourceFile;
+
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 16;
+/// Width of the lane labels of the timeline.
+const LABEL_WIDTH: usize = 13;
+/// Colours of the gates' lines on the progress chart, gate 1 first.
+const GATE_COLORS: [Color; 6] = [Color::Cyan, Color::Green, Color::Yellow, Color::Magenta, Color::Blue, Color::Red];
+
+pub fn draw(frame: &mut Frame, app: &Review) {
+    if crate::ui::practice::view::too_small(frame, MIN_WIDTH, MIN_HEIGHT) {
+        return;
+    }
+    let area = frame.area();
+    match (app.screen, app.current()) {
+        (Screen::Detail, Some(r)) => draw_detail(frame, app, r, area),
+        (Screen::Progress, _) => draw_progress(frame, app, area),
+        _ => draw_list(frame, app, area),
+    }
+}
+
+fn bold() -> Style {
+    Style::default().add_modifier(Modifier::BOLD)
+}
+
+fn dim() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+fn pane(title: String) -> Block<'static> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(dim())
+        .title(Span::styled(format!(" {title} "), bold()))
+}
+
+fn footer(frame: &mut Frame, area: Rect, keys: &[(&str, &str)]) {
+    let mut spans = Vec::new();
+    for (k, label) in keys {
+        spans.push(Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::DarkGray)));
+        spans.push(Span::raw(format!(" {label}  ")));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>())
+    }
+}
+
+fn score_text(score: Option<f64>) -> String {
+    score.map_or_else(|| "—".to_string(), |s| format!("{s:.1}"))
+}
+
+fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
+    let skipped = app.broken.len().min(4) as u16;
+    let skipped_height = if skipped > 0 { skipped + 2 } else { 0 };
+    let [header, body, skipped_area, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(skipped_height),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let count = match app.reports.len() {
+        1 => "1 session".to_string(),
+        n => format!("{n} sessions"),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(" Reports ", bold()),
+            Span::styled(format!("· {count}, newest first"), dim()),
+        ])),
+        header,
+    );
+    let block = pane("Sessions".into());
+    if app.reports.is_empty() {
+        let text = "No reports yet: every `harness start` or `harness mock` session writes one.";
+        frame.render_widget(Paragraph::new(text).block(block).wrap(Wrap { trim: true }), body);
+    } else {
+        let pw = app.reports.iter().map(|r| r.problem.len()).max().unwrap_or(0).max(7) as u16;
+        let rows: Vec<Row> = app
+            .reports
+            .iter()
+            .map(|r| {
+                let row = data::row(r);
+                let status_style = match row.status {
+                    "completed" => Style::default().fg(Color::Green),
+                    "abandoned" => dim(),
+                    "time up" => Style::default().fg(Color::Red),
+                    _ => Style::default().fg(Color::Yellow),
+                };
+                Row::new(vec![
+                    Cell::from(row.date),
+                    Cell::from(row.problem),
+                    Cell::from(row.mode),
+                    Cell::from(Span::styled(row.status, status_style)),
+                    Cell::from(Line::from(row.gates).right_aligned()),
+                    Cell::from(Line::from(row.time).right_aligned()),
+                    Cell::from(Line::from(score_text(row.score)).right_aligned()),
+                ])
+            })
+            .collect();
+        let header_row = Row::new(["date", "problem", "mode", "status", "gates", "time", "score"]).style(dim());
+        let table = Table::new(
+            rows,
+            [
+                Constraint::Length(16),
+                Constraint::Length(pw),
+                Constraint::Length(8),
+                Constraint::Length(11),
+                Constraint::Length(5),
+                Constraint::Length(8),
+                Constraint::Length(5),
+            ],
+        )
+        .header(header_row)
+        .block(block)
+        .column_spacing(2)
+        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("› ");
+        let mut state = TableState::default().with_selected(Some(app.selected));
+        frame.render_stateful_widget(table, body, &mut state);
+    }
+    if skipped > 0 {
+        let mut lines: Vec<Line> = app
+            .broken
+            .iter()
+            .take(if app.broken.len() > 4 { 3 } else { 4 })
+            .map(|(path, why)| {
+                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                Line::from(vec![
+                    Span::styled(name, Style::default().fg(Color::Yellow)),
+                    Span::styled(format!(" — {why}"), dim()),
+                ])
+            })
+            .collect();
+        if app.broken.len() > 4 {
+            lines.push(Line::styled(
+                format!("… and {} more (see `harness report --list`)", app.broken.len() - 3),
+                dim(),
+            ));
+        }
+        frame.render_widget(Paragraph::new(lines).block(pane("Skipped: unreadable report files".into())), skipped_area);
+    }
+    footer(frame, foot, &[("↑↓", "select"), ("Enter", "open"), ("p", "progress"), ("q", "quit")]);
+}
+
+fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
+    let [header, tabs_area, body, foot] =
+        Layout::vertical([Constraint::Length(2), Constraint::Length(1), Constraint::Min(5), Constraint::Length(1)])
+            .areas(area);
+    let [top, bottom] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(header);
+    let started = format!("{} UTC ", data::date(r.started_at_ms));
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(10), Constraint::Length(started.chars().count() as u16)]).areas(top);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(format!(" {} ", r.title), bold()),
+            Span::styled(format!("· {} · {} · {}", r.problem, data::mode_label(r.mode), data::status_label(r)), dim()),
+        ])),
+        left,
+    );
+    frame.render_widget(Paragraph::new(Span::styled(started, dim())), right);
+    let mut facts = vec![Span::styled(format!(" gates {}/{} ", r.gates_passed, r.gate_count), bold())];
+    facts.push(Span::raw(format!(
+        "· {} of {}{}",
+        clock(r.elapsed_ms),
+        clock(r.budget_ms),
+        if r.overtime { " (went into overtime)" } else { "" }
+    )));
+    if let Some(s) = &r.score {
+        facts.push(Span::raw(" · "));
+        facts.push(Span::styled(format!("score {:.1}", s.total), bold().fg(Color::Cyan)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(facts)), bottom);
+
+    let selected = TABS.iter().position(|(t, _)| *t == app.tab).unwrap_or(0);
+    let titles: Vec<String> = TABS.iter().enumerate().map(|(i, (_, name))| format!("{} {name}", i + 1)).collect();
+    frame.render_widget(
+        Tabs::new(titles).select(selected).highlight_style(bold().fg(Color::Cyan).add_modifier(Modifier::REVERSED)),
+        tabs_area,
+    );
+    let mut keys: Vec<(&str, &str)> = vec![("Tab", "next tab")];
+    match app.tab {
+        Tab::Overview => {
+            draw_overview(frame, app, r, body);
+            keys.push(("j/k", "scroll"));
+        }
+        Tab::Failures => {
+            draw_failures(frame, app, r, body);
+            keys.push(("j/k", "scroll"));
+        }
+        Tab::Code => {
+            draw_code(frame, app, r, body);
+            keys.extend([("←→", "gate"), ("d", if app.show_source { "diff" } else { "source" }), ("j/k", "scroll")]);
+        }
+        Tab::Followups => {
+            draw_followups(frame, app, body);
+            keys.extend([("j/k", "question"), ("Space", "reveal answer")]);
+        }
+    }
+    keys.extend([("p", "progress"), ("Esc", "back"), ("q", "quit")]);
+    footer(frame, foot, &keys);
+}
+
+/// Renders `lines` in a pane, scrolled, without scrolling past the end.
+fn scrolled(frame: &mut Frame, area: Rect, title: String, lines: Vec<Line<'static>>, scroll: u16) {
+    let scroll = scroll.min(lines.len().saturating_sub(1) as u16);
+    frame.render_widget(Paragraph::new(lines).block(pane(title)).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+}
+
+fn mark_style(m: Mark) -> Style {
+    match m {
+        Mark::Save => dim(),
+        Mark::BuildOk => Style::default().fg(Color::Green),
+        Mark::BuildFailed => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        Mark::Run { share } if share >= 1.0 => Style::default().fg(Color::Green),
+        Mark::Run { .. } => Style::default().fg(Color::Yellow),
+        Mark::GatePassed(_) => Style::default().fg(Color::Green).add_modifier(Modifier::BOLD),
+        Mark::Regression(_) => Style::default().fg(Color::White).bg(Color::Red),
+        Mark::Hint => Style::default().fg(Color::Magenta),
+        Mark::Target(_) => Style::default().fg(Color::Cyan),
+        Mark::BudgetEnd => dim(),
+    }
+}
+
+/// The timeline chart, `width` columns including the lane labels.
+pub fn timeline_lines(r: &Report, width: usize) -> Vec<Line<'static>> {
+    let chart = width.saturating_sub(LABEL_WIDTH).max(10);
+    let t = data::timeline(r, chart);
+    let mut lines: Vec<Line<'static>> = t
+        .lanes
+        .iter()
+        .map(|lane| {
+            let mut spans = vec![Span::styled(format!("{:<LABEL_WIDTH$}", lane.label), dim())];
+            for cell in &lane.cells {
+                spans.push(match cell {
+                    Some(m) => Span::styled(m.symbol().to_string(), mark_style(*m)),
+                    None => Span::raw(" "),
+                });
+            }
+            Line::from(spans)
+        })
+        .collect();
+    let (rule, labels) = data::axis(&t, chart);
+    lines.push(Line::styled(format!("{:LABEL_WIDTH$}{rule}", ""), dim()));
+    lines.push(Line::styled(format!("{:LABEL_WIDTH$}{labels}", ""), dim()));
+    lines
+}
+
+/// Each gate's time against its target as a bar: `█` the time spent on
+/// the gate, `│` where its target falls.
+pub fn gate_lines(r: &Report, width: usize) -> Vec<Line<'static>> {
+    let timings = data::gate_timings(r);
+    let scale = timings.iter().map(|t| t.spent_ms.unwrap_or(0).max(t.target_spent_ms)).max().unwrap_or(0);
+    let title_width = 22;
+    let bar_width = width.saturating_sub(title_width + 5 + 30).clamp(8, 40);
+    timings
+        .iter()
+        .map(|t| {
+            let mut spans = vec![
+                Span::styled(format!("g{} ", t.gate), bold()),
+                Span::raw(format!("{:<title_width$} ", truncate(&t.title, title_width))),
+            ];
+            let Some(spent) = t.spent_ms else {
+                spans.push(Span::styled(format!("not reached (target {})", clock(t.target_spent_ms)), dim()));
+                return Line::from(spans);
+            };
+            let color = match (t.passed, spent <= t.target_spent_ms) {
+                (true, true) => Color::Green,
+                (true, false) => Color::Red,
+                (false, _) => Color::Yellow,
+            };
+            let (filled, target_col) = data::bar(spent, t.target_spent_ms, scale, bar_width);
+            for c in 0..bar_width {
+                spans.push(if c == target_col {
+                    Span::styled("│", Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD))
+                } else if c < filled {
+                    Span::styled("█", Style::default().fg(color))
+                } else {
+                    Span::styled("░", dim())
+                });
+            }
+            spans.push(Span::raw(format!(" {} / {}", clock(spent), clock(t.target_spent_ms))));
+            let verdict = if t.passed { data::against_target(t).unwrap_or_default() } else { "not passed".to_string() };
+            spans.push(Span::styled(format!("  {verdict}"), Style::default().fg(color)));
+            Line::from(spans)
+        })
+        .collect()
+}
+
+fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
+    let width = area.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if let Some(score) = &r.score {
+        lines.push(Line::styled(format!("Score {:.1}", score.total), bold().fg(Color::Cyan)));
+        for l in &score.breakdown {
+            lines.push(Line::from(format!("  • {l}")));
+        }
+        lines.push(Line::default());
+    }
+    lines.push(Line::styled("Timeline", bold()));
+    lines.extend(timeline_lines(r, width));
+    lines.push(Line::default());
+    lines
+        .push(Line::from(vec![Span::styled("Time on each gate ", bold()), Span::styled("(█ spent, │ target)", dim())]));
+    lines.extend(gate_lines(r, width));
+    lines.push(Line::default());
+    lines.push(Line::styled("Work per gate", bold()));
+    let plural = |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    for g in r.gates.iter().filter(|g| g.reached) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("g{} ", g.gate), bold()),
+            Span::raw(format!(
+                "{} ({} failed) · {} · {} · {}",
+                plural(g.builds, "build", "builds"),
+                g.failed_builds,
+                plural(g.test_runs, "test run", "test runs"),
+                plural(g.hints_used, "hint", "hints"),
+                plural(g.regressions, "regression", "regressions"),
+            )),
+        ]));
+    }
+    scrolled(frame, area, "Overview".into(), lines, app.scroll);
+}
+
+/// The last run: build errors, per-gate counts, and each failing case
+/// with its transcript diff.
+pub fn failure_lines(r: &Report) -> Vec<Line<'static>> {
+    let Some(run) = &r.last_run else {
+        return vec![Line::styled("No run was judged in this session.", dim())];
+    };
+    let mut lines = Vec::new();
+    if !run.build_ok {
+        lines.push(Line::styled("✗ The build failed", bold().fg(Color::Red)));
+        for e in &run.build_errors {
+            lines.extend(e.lines().map(|l| Line::from(l.to_string())));
+        }
+        lines.push(Line::default());
+    }
+    for &(gate, passed, total) in &run.gates {
+        let ok = total > 0 && passed == total;
+        let style = Style::default().fg(if ok { Color::Green } else { Color::Red });
+        lines.push(Line::from(vec![
+            Span::styled(format!("{} gate {gate} ", if ok { "✓" } else { "✗" }), style.add_modifier(Modifier::BOLD)),
+            Span::styled(format!("{passed}/{total}"), style),
+        ]));
+    }
+    if run.failures.is_empty() {
+        if run.build_ok {
+            lines.push(Line::default());
+            lines.push(Line::styled("No failing case in the last run.", Style::default().fg(Color::Green)));
+        }
+        return lines;
+    }
+    for f in &run.failures {
+        lines.push(Line::default());
+        lines.push(Line::from(vec![
+            Span::styled(format!("✗ g{} ", f.gate), bold().fg(Color::Red)),
+            Span::styled(f.case.clone(), bold()),
+            Span::styled(format!(" — {}", f.verdict), Style::default().fg(Color::Red)),
+        ]));
+        lines.push(Line::from(format!("  {}", f.message)));
+        for d in &f.diff {
+            let style = if d.starts_with('-') {
+                Style::default().fg(Color::Red)
+            } else if d.starts_with('+') {
+                Style::default().fg(Color::Green)
+            } else {
+                Style::default()
+            };
+            lines.push(Line::styled(format!("    {d}"), style));
+        }
+    }
+    lines.push(Line::default());
+    lines.push(Line::styled("(- expected, + the solution's)", dim()));
+    lines
+}
+
+fn draw_failures(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
+    let title = match r.last_run.as_ref().map(|run| run.failures.len()) {
+        Some(n) if n > 0 => format!("The last run: {n} failing case{}", if n == 1 { "" } else { "s" }),
+        _ => "The last run".to_string(),
+    };
+    scrolled(frame, area, title, failure_lines(r), app.scroll);
+}
+
+fn diff_line(kind: DiffKind, text: &str) -> Line<'static> {
+    match kind {
+        DiffKind::File => Line::styled(text.to_string(), bold().fg(Color::Yellow)),
+        DiffKind::Hunk => Line::styled(text.to_string(), Style::default().fg(Color::Cyan)),
+        DiffKind::Context => Line::from(format!("  {text}")),
+        DiffKind::Removed => Line::styled(format!("- {text}"), Style::default().fg(Color::Red)),
+        DiffKind::Added => Line::styled(format!("+ {text}"), Style::default().fg(Color::Green)),
+    }
+}
+
+fn draw_code(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
+    let snaps = data::snapshots(r);
+    if snaps.is_empty() {
+        let text = "No gate passed, so the report keeps no snapshot of the solution.";
+        frame.render_widget(Paragraph::new(text).block(pane("Code".into())).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let index = app.code_index.min(snaps.len() - 1);
+    let [list_area, content_area] = Layout::horizontal([Constraint::Length(24), Constraint::Min(20)]).areas(area);
+    let mut items = Vec::new();
+    for (i, (gate, at, files)) in snaps.iter().enumerate() {
+        let stat = match i.checked_sub(1).map(|p| data::diff_stat(&data::source_diff(snaps[p].2, files))) {
+            Some((added, removed)) => format!("+{added} −{removed}"),
+            None => "whole source".to_string(),
+        };
+        let style = if i == index { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
+        items.push(Line::from(vec![
+            Span::styled(if i == index { "› " } else { "  " }, style),
+            Span::styled(format!("gate {gate} {}", at.map_or_else(String::new, clock)), style),
+        ]));
+        items.push(Line::styled(format!("    {stat}"), dim()));
+    }
+    frame.render_widget(Paragraph::new(items).block(pane("Gate passes".into())), list_area);
+
+    let (gate, _, files) = snaps[index];
+    let previous = index.checked_sub(1).map(|p| snaps[p]);
+    let (title, lines) = match previous {
+        Some((from, _, old)) if !app.show_source => {
+            let diff = data::source_diff(old, files);
+            let mut lines: Vec<Line<'static>> = diff.iter().map(|l| diff_line(l.kind, &l.text)).collect();
+            if lines.is_empty() {
+                lines.push(Line::styled("No change: the same source passed both gates.", dim()));
+            }
+            (format!("What changed from gate {from} to gate {gate}"), lines)
+        }
+        _ => {
+            let mut lines = Vec::new();
+            // The Rust sources first: the manifest rarely changes.
+            let mut files: Vec<&SourceFile> = files.iter().collect();
+            files.sort_by_key(|f| (!f.path.ends_with(".rs"), f.path.clone()));
+            for f in files {
+                lines.push(Line::styled(f.path.clone(), bold().fg(Color::Yellow)));
+                for (n, l) in f.content.lines().enumerate() {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("{:>4} │ ", n + 1), dim()),
+                        Span::raw(l.to_string()),
+                    ]));
+                }
+                lines.push(Line::default());
+            }
+            (format!("The solution when gate {gate} passed"), lines)
+        }
+    };
+    // Code is clipped, not wrapped: a wrapped line would lose its indentation and its diff sign.
+    let scroll = app.scroll.min(lines.len().saturating_sub(1) as u16);
+    frame.render_widget(Paragraph::new(lines).block(pane(title)).scroll((scroll, 0)), content_area);
+}
+
+/// Word-wraps `text` into lines of at most `width` columns (a longer word
+/// gets a line of its own).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+fn draw_followups(frame: &mut Frame, app: &Review, area: Rect) {
+    let items = app.followups();
+    let block = pane("Follow-up questions: answer out loud, then reveal".into());
+    if items.is_empty() {
+        let text = "No follow-up questions for the gates this session reached.";
+        frame.render_widget(Paragraph::new(text).block(block).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let inner = block.inner(area);
+    let width = inner.width.max(1) as usize;
+    // Wrapped by hand so continuation lines keep their indentation.
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut selected_row = 0;
+    for (i, (gate, f)) in items.iter().enumerate() {
+        let selected = i == app.followup;
+        if selected {
+            selected_row = lines.len();
+        }
+        let style = if selected { bold().fg(Color::Cyan) } else { bold() };
+        let label = format!("Gate {gate} · ");
+        let indent = 2 + label.chars().count();
+        for (n, chunk) in wrap(&f.question, width.saturating_sub(indent).max(10)).into_iter().enumerate() {
+            let mut spans = if n == 0 {
+                vec![Span::styled(if selected { "› " } else { "  " }, style), Span::styled(label.clone(), dim())]
+            } else {
+                vec![Span::raw(" ".repeat(indent))]
+            };
+            spans.push(Span::styled(chunk, style));
+            lines.push(Line::from(spans));
+        }
+        if app.revealed.contains(&i) {
+            for chunk in wrap(&f.answer, width.saturating_sub(4).max(10)) {
+                lines.push(Line::from(format!("    {chunk}")));
+            }
+        } else {
+            let hint =
+                if selected { "    (model answer hidden: Space reveals it)" } else { "    (model answer hidden)" };
+            lines.push(Line::styled(hint, dim()));
+        }
+        lines.push(Line::default());
+    }
+    // Keep the selected question in view, a third of the way down.
+    let height = inner.height as usize;
+    let scroll = if selected_row + 4 > height { selected_row.saturating_sub(height / 3) } else { 0 };
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll as u16, 0)), area);
+}
+
+fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
+    let problem = &app.progress_problem;
+    let attempts = data::attempts(&app.reports, problem);
+    let problems = app.problems();
+    let [header, chart_area, table_area, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Percentage(60),
+        Constraint::Min(4),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let position = problems.iter().position(|p| p == problem).map_or(0, |i| i + 1);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(format!(" Progress · {problem} "), bold()),
+            Span::styled(
+                format!(
+                    "· {} attempt{} · problem {position} of {}",
+                    attempts.len(),
+                    if attempts.len() == 1 { "" } else { "s" },
+                    problems.len()
+                ),
+                dim(),
+            ),
+        ])),
+        header,
+    );
+    let gates = attempts.iter().map(|a| a.passed_at.len()).max().unwrap_or(0);
+    let series: Vec<Vec<(f64, f64)>> = (0..gates)
+        .map(|g| {
+            attempts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, a)| {
+                    a.passed_at.get(g).copied().flatten().map(|ms| ((i + 1) as f64, ms as f64 / 60_000.0))
+                })
+                .collect()
+        })
+        .collect();
+    let top = series.iter().flatten().map(|&(_, m)| m).fold(0.0, f64::max);
+    let y_max = ((top / 5.0).ceil() * 5.0).max(5.0);
+    let n = attempts.len().max(2);
+    let minutes = |m: f64| if m.fract() == 0.0 { format!("{m:.0}") } else { format!("{m:.1}") };
+    let datasets: Vec<Dataset> = series
+        .iter()
+        .enumerate()
+        .map(|(g, data)| {
+            Dataset::default()
+                .name(format!("gate {}", g + 1))
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::default().fg(GATE_COLORS[g % GATE_COLORS.len()]))
+                .data(data)
+        })
+        .collect();
+    // One attempt still gets an axis of two; only real attempts are labelled.
+    let x_labels: Vec<String> = if n <= 10 {
+        (1..=n).map(|i| if i <= attempts.len() { i.to_string() } else { String::new() }).collect()
+    } else {
+        vec!["1".into(), n.to_string()]
+    };
+    // The legend goes above the chart: inside, it would hide the points
+    // of the latest attempt, the ones that matter most.
+    let mut legend = vec![Span::raw(" ")];
+    for g in 0..gates {
+        legend.push(Span::styled("━━ ", Style::default().fg(GATE_COLORS[g % GATE_COLORS.len()])));
+        legend.push(Span::raw(format!("gate {}   ", g + 1)));
+    }
+    let [legend_area, chart_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(chart_area);
+    frame.render_widget(Paragraph::new(Line::from(legend)), legend_area);
+    let chart = Chart::new(datasets)
+        .legend_position(None)
+        .block(pane("Time to pass each gate (minutes from the start), by attempt".into()))
+        .x_axis(Axis::default().title("attempt").style(dim()).bounds([1.0, n as f64]).labels(x_labels))
+        .y_axis(Axis::default().title("min").style(dim()).bounds([0.0, y_max]).labels([
+            "0".to_string(),
+            minutes(y_max / 2.0),
+            minutes(y_max),
+        ]));
+    frame.render_widget(chart, chart_area);
+
+    let mut header_cells = vec!["#".to_string(), "date".into(), "mode".into(), "status".into()];
+    header_cells.extend((1..=gates).map(|g| format!("gate {g}")));
+    header_cells.push("score".into());
+    let rows: Vec<Row> = attempts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut cells = vec![(i + 1).to_string(), a.date.clone(), a.mode.to_string(), a.status.to_string()];
+            cells.extend((0..gates).map(|g| a.passed_at.get(g).copied().flatten().map_or_else(|| "—".into(), clock)));
+            cells.push(score_text(a.score));
+            Row::new(cells)
+        })
+        .collect();
+    let mut widths = vec![Constraint::Length(3), Constraint::Length(16), Constraint::Length(8), Constraint::Length(11)];
+    widths.extend((0..gates).map(|_| Constraint::Length(7)));
+    widths.push(Constraint::Length(5));
+    let table = Table::new(rows, widths).header(Row::new(header_cells).style(dim())).block(pane("Attempts".into()));
+    // The newest attempts matter most: show the end of a long table.
+    let mut state = TableState::default().with_selected(attempts.len().checked_sub(1));
+    frame.render_stateful_widget(table, table_area, &mut state);
+    footer(frame, foot, &[("←→", "problem"), ("Esc", "back"), ("q", "quit")]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_between_words() {
+        assert_eq!(wrap("one two three four", 9), ["one two", "three", "four"]);
+        assert_eq!(wrap("a verylongword b", 4), ["a", "verylongword", "b"]);
+        assert_eq!(wrap("", 5), [""]);
+    }
+}
