@@ -106,6 +106,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Timed recall with spaced repetition: the seed's Thirty Questions,
+    /// the Complexity Table and every gate's follow-up questions, one card
+    /// at a time against a 15-second clock.
+    Drill {
+        /// Print the study items (cards missed or slow on their last drill)
+        /// by chapter instead of drilling.
+        #[arg(long)]
+        list: bool,
+        /// With --list: print JSON.
+        #[arg(long, requires = "list")]
+        json: bool,
+        /// Only cards of this seed chapter (0 = general).
+        #[arg(long, value_name = "N")]
+        chapter: Option<u32>,
+        /// Only this problem's follow-ups and its chapter's cards.
+        #[arg(long, value_name = "ID")]
+        problem: Option<String>,
+        /// Cards in one sitting: due ones first, then new ones.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+    },
     /// Check that problems are honest: the reference passes, the starter
     /// fails gate 1 with not_implemented only, every mutant is caught at
     /// its gate. Exit 0 when all is well, 1 with findings.

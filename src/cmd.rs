@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod check;
+pub mod drill;
 pub mod list;
 pub mod mock;
 pub mod new;
@@ -35,6 +36,10 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Start { problem: None, .. } => start::choose(&config),
         Command::Mock { problem, minutes } => mock::mock(&config, problem.as_deref(), minutes),
         Command::Report { id, list, markdown, json } => report::report(&config, id.as_deref(), list, markdown, json),
+        Command::Drill { list, json, chapter, problem, limit } => drill::command(
+            &config,
+            drill::Options { list, json, chapter, problem: problem.as_deref(), limit: limit.max(1) },
+        ),
         Command::Audit { problems, json } => audit::command(&config, &problems, json),
         Command::New { id, title } => new::command(&config, &id, title.as_deref()),
         Command::Worker { .. } => unreachable!("handled in main"),

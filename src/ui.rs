@@ -4,6 +4,7 @@
 //! `cmd` never is.
 
 pub mod ansi;
+pub mod drill;
 pub mod markdown;
 pub mod practice;
 pub mod results;

@@ -140,6 +140,11 @@ impl Config {
     }
 
     /// Where the candidate's solution for `problem` lives.
+    /// The drill's decks: `drill/*.toml` beside `harness.toml`.
+    pub fn drill_dir(&self) -> PathBuf {
+        self.root.join("drill")
+    }
+
     pub fn solution_dir(&self, problem: &str) -> PathBuf {
         self.solutions_dir.join(problem)
     }

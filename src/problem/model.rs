@@ -27,6 +27,9 @@ struct RawProblem {
     format_version: Spanned<u32>,
     title: String,
     summary: String,
+    /// The seed chapter the problem comes from (for `harness drill`).
+    #[serde(default)]
+    chapter: Option<u32>,
     #[serde(default)]
     errors: Vec<String>,
     #[serde(default)]
@@ -201,6 +204,8 @@ pub struct Problem {
     pub dir: PathBuf,
     pub title: String,
     pub summary: String,
+    /// The seed chapter the problem comes from, when the file says.
+    pub chapter: Option<u32>,
     pub signature: Signature,
     pub domains: BTreeMap<String, Domain>,
     pub gates: Vec<Gate>,
@@ -454,6 +459,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         dir: dir.to_path_buf(),
         title: raw.title,
         summary: raw.summary,
+        chapter: raw.chapter,
         signature,
         domains,
         gates,

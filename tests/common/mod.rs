@@ -158,11 +158,16 @@ pub struct Pty {
 
 impl Pty {
     pub fn start(dir: &Path, problem: &str, rows: u16, cols: u16) -> Pty {
+        Pty::spawn(dir, &["start", problem], rows, cols)
+    }
+
+    /// `harness <args>` in a real pseudo-terminal.
+    pub fn spawn(dir: &Path, args: &[&str], rows: u16, cols: u16) -> Pty {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
         use std::io::Read;
         let pair = native_pty_system().openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_harness"));
-        cmd.args(["start", problem]);
+        cmd.args(args);
         cmd.cwd(dir);
         cmd.env("TERM", "xterm-256color");
         let child = pair.slave.spawn_command(cmd).unwrap();

@@ -1,0 +1,470 @@
+//! `harness drill` as data: the deck of recall cards, the SM-2 schedule of
+//! each card over an injected clock, and the drill state file.
+//!
+//! The deck is data. Each `drill/*.toml` is one source (the seed's Thirty
+//! Questions, the Complexity Table, …), and every gate's follow-up
+//! questions in `problems/*/problem.toml` are cards too, so a problem
+//! author adds cards the way they add a gate. A card's id is
+//! `<source>/<id>`, stable across edits of its text.
+//!
+//! Scheduling is SM-2 (Woźniak, 1990) with three grades mapped onto its
+//! 0–5 quality scale: knew it within the 15-second limit (5), knew it
+//! slowly (3), did not know (1). An answer revealed after the limit counts
+//! as slow whatever the grade, as the seed prescribes: "if any answer takes
+//! more than fifteen seconds, that is your next study item".
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::base::fsio;
+use crate::problem::model::Problem;
+
+/// The deck file format this harness reads.
+pub const DECK_FORMAT_VERSION: u32 = 1;
+/// The drill state file format.
+pub const STATE_FORMAT_VERSION: u32 = 1;
+/// The seed's limit: an answer that takes longer is a study item.
+pub const LIMIT_MS: u64 = 15_000;
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// One recall card.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Card {
+    /// `<source>/<id>`: `thirty_questions/bisect-right`, `lru_cache/g2-1`.
+    pub id: String,
+    /// Where it comes from, for display: "The Thirty Questions", "LRU cache, gate 2".
+    pub source: String,
+    /// The seed chapter (0 for general questions).
+    pub chapter: Option<u32>,
+    /// The problem whose follow-up this is, if it is one.
+    pub problem: Option<String>,
+    pub question: String,
+    pub answer: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDeck {
+    format_version: u32,
+    source: String,
+    #[serde(rename = "card")]
+    cards: Vec<RawCard>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCard {
+    id: String,
+    #[serde(default)]
+    chapter: Option<u32>,
+    question: String,
+    answer: String,
+}
+
+/// Parses one deck file; `stem` is the file name without `.toml`.
+pub fn parse_deck(stem: &str, file: &Path, text: &str) -> Result<Vec<Card>> {
+    let raw: RawDeck = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    if raw.format_version != DECK_FORMAT_VERSION {
+        bail!(
+            "{}: format_version {} is not supported (this harness reads {DECK_FORMAT_VERSION})",
+            file.display(),
+            raw.format_version
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cards = Vec::new();
+    for c in raw.cards {
+        if c.id.is_empty() || !c.id.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_') {
+            bail!("{}: card id `{}` must be letters, digits, `-` and `_`", file.display(), c.id);
+        }
+        if !seen.insert(c.id.clone()) {
+            bail!("{}: two cards have the id `{}`", file.display(), c.id);
+        }
+        if c.question.trim().is_empty() || c.answer.trim().is_empty() {
+            bail!("{}: card `{}` needs a question and an answer", file.display(), c.id);
+        }
+        cards.push(Card {
+            id: format!("{stem}/{}", c.id),
+            source: raw.source.clone(),
+            chapter: c.chapter,
+            problem: None,
+            question: reflow(&c.question),
+            answer: reflow(&c.answer),
+        });
+    }
+    Ok(cards)
+}
+
+/// Joins the lines of each paragraph, so the pane wraps the text at its
+/// own width; blank lines still separate paragraphs.
+fn reflow(text: &str) -> String {
+    let paragraphs: Vec<String> = text
+        .trim()
+        .split("\n\n")
+        .map(|p| p.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "))
+        .collect();
+    paragraphs.join("\n\n")
+}
+
+/// The follow-up questions of a problem's gates, as cards.
+pub fn followup_cards(problem: &Problem) -> Vec<Card> {
+    let mut cards = Vec::new();
+    for gate in &problem.gates {
+        for (i, f) in gate.followups.iter().enumerate() {
+            cards.push(Card {
+                id: format!("{}/g{}-{}", problem.id, gate.number, i + 1),
+                source: format!("{}, gate {}", problem.title, gate.number),
+                chapter: problem.chapter,
+                problem: Some(problem.id.clone()),
+                question: reflow(&f.question),
+                answer: reflow(&f.answer),
+            });
+        }
+    }
+    cards
+}
+
+/// Every deck file of `dir` (sorted by name) and the follow-ups of
+/// `problems`. A missing `dir` is an empty source, not an error.
+pub fn load_deck(dir: &Path, problems: &[Problem]) -> Result<Vec<Card>> {
+    let mut cards = Vec::new();
+    if dir.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let stem = file.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            cards.extend(parse_deck(&stem, &file, &text)?);
+        }
+    }
+    for p in problems {
+        cards.extend(followup_cards(p));
+    }
+    Ok(cards)
+}
+
+/// Narrows the deck: `--chapter N`, `--problem ID` (its follow-ups and
+/// every card of its chapter).
+pub fn filter(cards: Vec<Card>, chapter: Option<u32>, problem: Option<(&str, Option<u32>)>) -> Vec<Card> {
+    cards
+        .into_iter()
+        .filter(|c| chapter.is_none_or(|n| c.chapter == Some(n)))
+        .filter(|c| match problem {
+            None => true,
+            Some((id, ch)) => c.problem.as_deref() == Some(id) || (ch.is_some() && c.chapter == ch),
+        })
+        .collect()
+}
+
+/// What the candidate pressed after the answer was revealed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grade {
+    /// Knew it, within the limit.
+    InTime,
+    /// Knew it, but slowly (or after the limit).
+    Slowly,
+    /// Did not know it.
+    Missed,
+}
+
+impl Grade {
+    /// The grade that counts: knowing it after the limit is knowing it slowly.
+    pub fn effective(self, elapsed_ms: u64) -> Grade {
+        if self == Grade::InTime && elapsed_ms > LIMIT_MS { Grade::Slowly } else { self }
+    }
+
+    /// SM-2's quality of response, 0–5.
+    fn quality(self) -> f64 {
+        match self {
+            Grade::InTime => 5.0,
+            Grade::Slowly => 3.0,
+            Grade::Missed => 1.0,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Grade::InTime => "in time",
+            Grade::Slowly => "slowly",
+            Grade::Missed => "missed",
+        }
+    }
+}
+
+/// One card's schedule and history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CardState {
+    /// Successful reviews in a row (SM-2's n).
+    pub reps: u32,
+    /// SM-2's easiness factor, never below 1.3.
+    pub ease: f64,
+    /// Days until the next review after the last one.
+    pub interval_days: u32,
+    /// When the card is next due.
+    pub due_ms: u64,
+    pub reviews: u32,
+    pub lapses: u32,
+    /// Reviews answered after the limit or graded slowly.
+    pub slow: u32,
+    pub last_grade: Grade,
+    pub last_ms: u64,
+    /// How long the last answer took, shown to reveal.
+    pub last_elapsed_ms: u64,
+}
+
+impl CardState {
+    /// The schedule after a review at `now_ms`, SM-2 step by step.
+    pub fn review(previous: Option<&CardState>, grade: Grade, elapsed_ms: u64, now_ms: u64) -> CardState {
+        let grade = grade.effective(elapsed_ms);
+        let q = grade.quality();
+        let (reps, ease, interval) = previous.map_or((0, 2.5, 0), |s| (s.reps, s.ease, s.interval_days));
+        let ease = (ease + (0.1 - (5.0 - q) * (0.08 + (5.0 - q) * 0.02))).max(1.3);
+        let (reps, interval_days) = if q < 3.0 {
+            (0, 1)
+        } else {
+            let next = match reps {
+                0 => 1,
+                1 => 6,
+                _ => ((interval as f64) * ease).round() as u32,
+            };
+            (reps + 1, next.max(1))
+        };
+        CardState {
+            reps,
+            ease,
+            interval_days,
+            due_ms: now_ms + u64::from(interval_days) * DAY_MS,
+            reviews: previous.map_or(0, |s| s.reviews) + 1,
+            lapses: previous.map_or(0, |s| s.lapses) + u32::from(grade == Grade::Missed),
+            slow: previous.map_or(0, |s| s.slow) + u32::from(grade == Grade::Slowly),
+            last_grade: grade,
+            last_ms: now_ms,
+            last_elapsed_ms: elapsed_ms,
+        }
+    }
+
+    /// A study item: the last answer was missed or slow.
+    pub fn needs_study(&self) -> bool {
+        self.last_grade != Grade::InTime
+    }
+}
+
+/// Every card's schedule: `reports/drill.json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DrillState {
+    pub format_version: u32,
+    pub cards: BTreeMap<String, CardState>,
+}
+
+impl DrillState {
+    pub fn path(reports_dir: &Path) -> PathBuf {
+        reports_dir.join("drill.json")
+    }
+
+    /// The state in `reports_dir`, or a new one when there is none yet.
+    pub fn load(reports_dir: &Path) -> Result<DrillState> {
+        let path = Self::path(reports_dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(DrillState { format_version: STATE_FORMAT_VERSION, cards: BTreeMap::new() });
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let state: DrillState = serde_json::from_str(&text).with_context(|| {
+            format!("{} is not a drill state file (move it aside to start the schedule over)", path.display())
+        })?;
+        if state.format_version != STATE_FORMAT_VERSION {
+            bail!("{}: format_version {} is not supported", path.display(), state.format_version);
+        }
+        Ok(state)
+    }
+
+    /// Written the way session state is: atomically.
+    pub fn save(&self, reports_dir: &Path) -> Result<()> {
+        let json = serde_json::to_string_pretty(self)?;
+        fsio::write_atomic(&Self::path(reports_dir), json.as_bytes())
+    }
+
+    pub fn record(&mut self, card: &str, grade: Grade, elapsed_ms: u64, now_ms: u64) -> &CardState {
+        let next = CardState::review(self.cards.get(card), grade, elapsed_ms, now_ms);
+        self.cards.insert(card.to_string(), next);
+        &self.cards[card]
+    }
+
+    /// Today's queue: cards due (most overdue first), then cards never
+    /// seen (in deck order), at most `limit`.
+    pub fn queue<'a>(&self, deck: &'a [Card], now_ms: u64, limit: usize) -> Vec<&'a Card> {
+        let mut due: Vec<(&Card, u64)> = deck
+            .iter()
+            .filter_map(|c| self.cards.get(&c.id).filter(|s| s.due_ms <= now_ms).map(|s| (c, s.due_ms)))
+            .collect();
+        due.sort_by_key(|(_, d)| *d);
+        let fresh = deck.iter().filter(|c| !self.cards.contains_key(&c.id));
+        due.into_iter().map(|(c, _)| c).chain(fresh).take(limit).collect()
+    }
+
+    /// Counts for a header: (due now, never seen).
+    pub fn counts(&self, deck: &[Card], now_ms: u64) -> (usize, usize) {
+        let due = deck.iter().filter(|c| self.cards.get(&c.id).is_some_and(|s| s.due_ms <= now_ms)).count();
+        let fresh = deck.iter().filter(|c| !self.cards.contains_key(&c.id)).count();
+        (due, fresh)
+    }
+
+    /// The next study items: cards whose last answer was missed or slow,
+    /// grouped by chapter (unknown chapters last), missed before slow.
+    pub fn study_items<'a>(&'a self, deck: &'a [Card]) -> BTreeMap<u32, Vec<(&'a Card, &'a CardState)>> {
+        let mut by_chapter: BTreeMap<u32, Vec<(&Card, &CardState)>> = BTreeMap::new();
+        for card in deck {
+            if let Some(s) = self.cards.get(&card.id).filter(|s| s.needs_study()) {
+                by_chapter.entry(card.chapter.unwrap_or(u32::MAX)).or_default().push((card, s));
+            }
+        }
+        for items in by_chapter.values_mut() {
+            items.sort_by_key(|(c, s)| (s.last_grade != Grade::Missed, s.due_ms, c.id.clone()));
+        }
+        by_chapter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: u64 = 1_800_000_000_000;
+
+    fn card(id: &str, chapter: u32) -> Card {
+        Card {
+            id: id.into(),
+            source: "test".into(),
+            chapter: Some(chapter),
+            problem: None,
+            question: "q".into(),
+            answer: "a".into(),
+        }
+    }
+
+    #[test]
+    fn sm2_intervals_grow_one_six_then_by_ease() {
+        let s1 = CardState::review(None, Grade::InTime, 3_000, T0);
+        assert_eq!((s1.reps, s1.interval_days, s1.due_ms), (1, 1, T0 + DAY_MS));
+        assert!((s1.ease - 2.6).abs() < 1e-9, "a perfect answer raises ease by 0.1");
+        let s2 = CardState::review(Some(&s1), Grade::InTime, 3_000, T0 + DAY_MS);
+        assert_eq!((s2.reps, s2.interval_days), (2, 6));
+        let s3 = CardState::review(Some(&s2), Grade::InTime, 3_000, T0 + 7 * DAY_MS);
+        assert_eq!(s3.interval_days, (6.0 * 2.8f64).round() as u32);
+        assert_eq!(s3.due_ms, T0 + 7 * DAY_MS + u64::from(s3.interval_days) * DAY_MS);
+    }
+
+    #[test]
+    fn a_miss_starts_over_and_lowers_ease_but_not_below_the_floor() {
+        let mut s = CardState::review(None, Grade::InTime, 1_000, T0);
+        s = CardState::review(Some(&s), Grade::InTime, 1_000, T0 + DAY_MS);
+        let missed = CardState::review(Some(&s), Grade::Missed, 1_000, T0 + 7 * DAY_MS);
+        assert_eq!((missed.reps, missed.interval_days, missed.lapses), (0, 1, 1));
+        assert!(missed.ease < s.ease);
+        let mut worst = missed.clone();
+        for _ in 0..20 {
+            worst = CardState::review(Some(&worst), Grade::Missed, 1_000, T0);
+        }
+        assert!((worst.ease - 1.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn knowing_it_after_fifteen_seconds_counts_as_slow() {
+        assert_eq!(Grade::InTime.effective(LIMIT_MS), Grade::InTime);
+        assert_eq!(Grade::InTime.effective(LIMIT_MS + 1), Grade::Slowly);
+        assert_eq!(Grade::Missed.effective(60_000), Grade::Missed);
+        let s = CardState::review(None, Grade::InTime, 20_000, T0);
+        assert_eq!((s.last_grade, s.slow), (Grade::Slowly, 1));
+        assert!(s.needs_study());
+        assert!((s.ease - 2.36).abs() < 1e-9, "quality 3 lowers ease by 0.14");
+    }
+
+    #[test]
+    fn the_queue_puts_due_cards_first_then_new_ones_and_skips_the_rest() {
+        let deck = vec![card("a", 1), card("b", 1), card("c", 2), card("d", 3)];
+        let mut state = DrillState::default();
+        state.record("c", Grade::Missed, 1_000, T0 - 2 * DAY_MS); // due T0 - DAY
+        state.record("b", Grade::Missed, 1_000, T0 - DAY_MS); // due T0
+        state.record("d", Grade::InTime, 1_000, T0); // due tomorrow
+        let ids: Vec<&str> = state.queue(&deck, T0, 10).iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c", "b", "a"]);
+        assert_eq!(state.queue(&deck, T0, 2).len(), 2);
+        assert_eq!(state.counts(&deck, T0), (2, 1));
+        let ids: Vec<&str> = state.queue(&deck, T0 + DAY_MS, 10).iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c", "b", "d", "a"], "tomorrow d is due too");
+    }
+
+    #[test]
+    fn study_items_are_the_missed_and_slow_by_chapter() {
+        let deck = vec![card("a", 3), card("b", 1), card("c", 1), card("d", 1)];
+        let mut state = DrillState::default();
+        state.record("a", Grade::Slowly, 1_000, T0);
+        state.record("b", Grade::InTime, 1_000, T0);
+        state.record("c", Grade::InTime, 30_000, T0);
+        state.record("d", Grade::Missed, 1_000, T0);
+        let items = state.study_items(&deck);
+        let ids: Vec<(u32, Vec<&str>)> =
+            items.iter().map(|(ch, v)| (*ch, v.iter().map(|(c, _)| c.id.as_str()).collect())).collect();
+        assert_eq!(ids, [(1, vec!["d", "c"]), (3, vec!["a"])]);
+    }
+
+    #[test]
+    fn state_round_trips_atomically_and_a_missing_file_is_a_new_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = DrillState::load(dir.path()).unwrap();
+        assert!(state.cards.is_empty());
+        state.record("x/y", Grade::Slowly, 9_000, T0);
+        state.save(dir.path()).unwrap();
+        assert_eq!(DrillState::load(dir.path()).unwrap(), state);
+        std::fs::write(DrillState::path(dir.path()), "{ nope").unwrap();
+        let err = DrillState::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("drill.json") && err.contains("not a drill state file"), "{err}");
+    }
+
+    #[test]
+    fn decks_are_checked_and_filtered() {
+        let f = Path::new("drill/x.toml");
+        let ok = "format_version = 1\nsource = \"S\"\n[[card]]\nid = \"one\"\nchapter = 2\nquestion = \"Q?\"\nanswer = \"A.\"\n";
+        let cards = parse_deck("x", f, ok).unwrap();
+        assert_eq!(cards[0].id, "x/one");
+        let dup = format!("{ok}[[card]]\nid = \"one\"\nquestion = \"Q\"\nanswer = \"A\"\n");
+        assert!(parse_deck("x", f, &dup).unwrap_err().to_string().contains("two cards have the id `one`"));
+        let bad = ok.replace("question", "qestion");
+        let err = parse_deck("x", f, &bad).unwrap_err().to_string();
+        assert!(err.contains("drill/x.toml") && err.contains("line"), "{err}");
+        let mut other = cards[0].clone();
+        other.id = "p/g1-1".into();
+        other.chapter = Some(5);
+        other.problem = Some("p".into());
+        let deck = vec![cards[0].clone(), other];
+        assert_eq!(filter(deck.clone(), Some(2), None).len(), 1);
+        assert_eq!(filter(deck.clone(), None, Some(("p", Some(5)))).len(), 1);
+        assert_eq!(filter(deck, None, Some(("p", Some(2)))).len(), 2);
+    }
+
+    #[test]
+    fn the_shipped_decks_load() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let problems: Vec<Problem> = crate::problem::model::list_ids(&root.join("problems"))
+            .unwrap()
+            .iter()
+            .map(|id| Problem::load(&root.join("problems"), id).unwrap())
+            .collect();
+        let deck = load_deck(&root.join("drill"), &problems).unwrap();
+        assert!(deck.iter().filter(|c| c.id.starts_with("thirty_questions/")).count() == 30);
+        assert!(deck.iter().any(|c| c.id.starts_with("complexity/")));
+        assert!(deck.iter().any(|c| c.problem.as_deref() == Some("lru_cache")));
+        assert!(deck.iter().all(|c| c.chapter.is_some()), "every card knows its chapter");
+    }
+}
