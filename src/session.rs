@@ -4,6 +4,7 @@
 
 pub mod drill;
 pub mod export;
+pub mod metrics;
 pub mod report;
 pub mod score;
 pub mod state;

@@ -147,6 +147,16 @@ fn a_scripted_mock_runs_to_time_up_and_its_report_is_a_scored_mock() {
     let md = std::fs::read_to_string(reports.join(format!("{}.md", r.id))).unwrap();
     assert!(md.contains("- mock session") && md.contains("- score: 31.9"), "{md}");
     assert!(md.contains("| 12 min (by 08:00) |"), "{md}");
+    let metrics = r.metrics.as_ref().expect("the report carries its numbers");
+    let g1 = &metrics.gates[0];
+    assert_eq!(g1.shape, Some(harness::session::metrics::Shape::First));
+    assert_eq!(g1.duration_ms, 6 * MIN);
+    // This script's "solution" is one comment: every code line of the starter is gone.
+    assert_eq!((g1.code_lines, g1.added, g1.changed), (Some(0), 0, 0), "{g1:?}");
+    assert!(g1.removed > 5, "{g1:?}");
+    assert_eq!(metrics.gates[1].shape, None, "gate 2 did not pass");
+    assert!(json.contains("\"metrics\"") && json.contains("\"lines_per_10_min\""), "{json}");
+    assert!(md.contains("## Numbers") && md.contains("| 1 | +0 ~0 −") && md.contains("| first |"), "{md}");
 
     // The mock's state never replaces a practice session of the problem.
     assert!(report::load_state(reports, "versioned_kv").unwrap().is_none());

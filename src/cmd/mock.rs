@@ -6,7 +6,12 @@
 //!
 //! ```text
 //! weight = 1 / (1 + attempts) + (1 - best share of gates passed)
+//!          + 0.5 when the latest attempt rewrote a gate
 //! ```
+//!
+//! The last term is the seed's warning that a gate which forced a rewrite
+//! means the first representation was wrong: such a problem comes back
+//! sooner (`session::metrics` decides what a rewrite is).
 //!
 //! A problem never attempted weighs 2; one attempted once without passing a
 //! gate weighs 1.5; one completed once weighs 0.5, completed three times
@@ -58,6 +63,10 @@ pub struct History {
     pub attempts: usize,
     /// The largest share of its gates passed in one session, 0 to 1.
     pub best_share: f64,
+    /// Gates of the most recent session that were rewrites.
+    pub latest_rewrites: usize,
+    /// When the most recent session started.
+    pub latest_at_ms: u64,
 }
 
 /// Each problem's history, from every report on disk.
@@ -68,6 +77,12 @@ pub fn history(reports: &[Report]) -> BTreeMap<String, History> {
         h.attempts += 1;
         let share = if r.gate_count == 0 { 0.0 } else { r.gates_passed as f64 / r.gate_count as f64 };
         h.best_share = h.best_share.max(share);
+        if h.attempts == 1 || r.started_at_ms >= h.latest_at_ms {
+            h.latest_at_ms = r.started_at_ms;
+            h.latest_rewrites = r.metrics.as_ref().map_or(0, |m| {
+                m.gates.iter().filter(|g| g.shape == Some(crate::session::metrics::Shape::Rewrite)).count()
+            });
+        }
     }
     out
 }
@@ -75,8 +90,9 @@ pub fn history(reports: &[Report]) -> BTreeMap<String, History> {
 /// The selection weight of a problem with this history (none: never
 /// attempted). See the module documentation.
 pub fn weight(history: Option<&History>) -> f64 {
-    let (attempts, best) = history.map_or((0, 0.0), |h| (h.attempts, h.best_share));
-    1.0 / (1.0 + attempts as f64) + (1.0 - best.clamp(0.0, 1.0))
+    let (attempts, best, rewrote) =
+        history.map_or((0, 0.0, false), |h| (h.attempts, h.best_share, h.latest_rewrites > 0));
+    1.0 / (1.0 + attempts as f64) + (1.0 - best.clamp(0.0, 1.0)) + if rewrote { 0.5 } else { 0.0 }
 }
 
 /// `(problem, weight)` for each candidate problem, in the given order.
@@ -233,6 +249,7 @@ mod tests {
             last_run: None,
             events: Vec::new(),
             score: None,
+            metrics: None,
         }
     }
 
@@ -243,23 +260,28 @@ mod tests {
     #[test]
     fn weights_favour_the_unattempted_and_the_badly_done() {
         assert_eq!(weight(None), 2.0);
-        let once_failed = History { attempts: 1, best_share: 0.0 };
-        let once_done = History { attempts: 1, best_share: 1.0 };
-        let thrice_done = History { attempts: 3, best_share: 1.0 };
-        let half = History { attempts: 1, best_share: 0.5 };
+        let once_failed = History { attempts: 1, best_share: 0.0, ..Default::default() };
+        let once_done = History { attempts: 1, best_share: 1.0, ..Default::default() };
+        let thrice_done = History { attempts: 3, best_share: 1.0, ..Default::default() };
+        let half = History { attempts: 1, best_share: 0.5, ..Default::default() };
         assert_eq!(weight(Some(&once_failed)), 1.5);
         assert_eq!(weight(Some(&half)), 1.0);
         assert_eq!(weight(Some(&once_done)), 0.5);
         assert_eq!(weight(Some(&thrice_done)), 0.25);
-        assert!(weight(Some(&History { attempts: 1000, best_share: 1.0 })) > 0.0, "never ruled out");
+        assert!(
+            weight(Some(&History { attempts: 1000, best_share: 1.0, ..Default::default() })) > 0.0,
+            "never ruled out"
+        );
+        let rewrote = History { attempts: 1, best_share: 1.0, latest_rewrites: 1, latest_at_ms: 0 };
+        assert_eq!(weight(Some(&rewrote)), 1.0, "a rewrite brings a finished problem back sooner");
     }
 
     #[test]
     fn history_counts_every_session_and_keeps_the_best_share() {
         let reports = vec![report("a", 1, 4, 1), report("a", 3, 4, 2), report("a", 2, 4, 3), report("b", 0, 4, 4)];
         let h = history(&reports);
-        assert_eq!(h["a"], History { attempts: 3, best_share: 0.75 });
-        assert_eq!(h["b"], History { attempts: 1, best_share: 0.0 });
+        assert_eq!((h["a"].attempts, h["a"].best_share, h["a"].latest_at_ms), (3, 0.75, 3));
+        assert_eq!((h["b"].attempts, h["b"].best_share), (1, 0.0));
         let w = weights(&ids(&["a", "b", "c"]), &reports);
         assert_eq!(w, vec![("a".into(), 0.5), ("b".into(), 1.5), ("c".into(), 2.0)]);
     }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::fsio;
 use crate::problem::model::{Followup, Problem};
+use crate::session::metrics::{self, Metrics};
 use crate::session::state::{Event, Mode, RunSummary, Session, SourceFile, Status};
 
 /// Version of the report file format.
@@ -76,6 +77,10 @@ pub struct Report {
     pub events: Vec<Event>,
     #[serde(default)]
     pub score: Option<Score>,
+    /// Throughput, additive-or-rewrite and where the time went, per gate
+    /// (`session::metrics`). None in reports written before they were kept.
+    #[serde(default)]
+    pub metrics: Option<Metrics>,
 }
 
 impl Report {
@@ -121,7 +126,45 @@ impl Report {
             last_run: session.last_run.clone(),
             events: session.events.clone(),
             score,
+            metrics: Some(session_metrics(session, problem, now_ms)),
         }
+    }
+
+    /// The "Numbers" section of the Markdown: the seed's yardsticks.
+    fn numbers_markdown(&self, md: &mut String) {
+        let Some(m) = &self.metrics else { return };
+        let _ = writeln!(md, "\n## Numbers\n");
+        let (lo, hi) = metrics::YARDSTICK_SIZE;
+        let size = m
+            .solution_lines
+            .map_or("—".to_string(), |n| format!("{n} code lines (a four-gate solution is {lo}–{hi})"));
+        let _ = writeln!(md, "- throughput: {}\n- solution size: {size}", metrics::throughput_text(m.lines_per_10_min));
+        let _ = writeln!(
+            md,
+            "\n| gate | lines +added ~changed −removed | shape | lines/10 min | first compiling build | first case passing | on failing builds |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+        let t = |ms: Option<u64>| ms.map_or("—".to_string(), fsio::clock);
+        for g in &m.gates {
+            let lines =
+                if g.shape.is_some() { format!("+{} ~{} −{}", g.added, g.changed, g.removed) } else { "—".into() };
+            let _ = writeln!(
+                md,
+                "| {} | {lines} | {} | {} | {} | {} | {} |",
+                g.gate,
+                g.shape.map_or("—", |s| s.label()),
+                g.lines_per_10_min.map_or("—".to_string(), |r| format!("{r:.0}")),
+                t(g.first_build_ok_ms),
+                t(g.first_case_ms),
+                fsio::clock(g.failing_build_ms)
+            );
+        }
+        let _ = writeln!(
+            md,
+            "\nCode lines exclude blank lines, comments and lone braces. A gate is a *rewrite* when it changed or removed more than {:.0} % of the previous gate's code lines; the seed's yardstick is {:.0} lines of correct code per 10 minutes.",
+            metrics::REWRITE_SHARE * 100.0,
+            metrics::YARDSTICK_LINES_PER_10_MIN
+        );
     }
 
     /// The state the session was left in; a practice session that can
@@ -172,6 +215,7 @@ impl Report {
                 g.gate, g.title, g.target_minutes, g.builds, g.failed_builds, g.test_runs, g.hints_used, g.regressions
             );
         }
+        self.numbers_markdown(&mut md);
         if let Some(run) = &self.last_run {
             let _ = writeln!(md, "\n## The last run\n");
             if !run.build_ok {
@@ -219,6 +263,18 @@ impl Report {
         }
         md
     }
+}
+
+/// The session's numbers, with the problem's starter as gate 1's baseline.
+fn session_metrics(session: &Session, problem: &Problem, now_ms: u64) -> Metrics {
+    let starter: Vec<SourceFile> = fsio::read_sources(&problem.dir.join("starter"))
+        .into_iter()
+        .map(|(path, content)| SourceFile { path, content })
+        .collect();
+    let passes: Vec<Option<u64>> = session.gates.iter().map(|g| g.passed_at_ms).collect();
+    let snapshots: Vec<Option<&[SourceFile]>> =
+        (1..=session.gate_count).map(|g| session.snapshots.get(&g).map(Vec::as_slice)).collect();
+    metrics::compute(&passes, &snapshots, &starter, &session.events, session.elapsed_ms(now_ms))
 }
 
 /// Writes `<reports>/<id>.json` and `<id>.md`; returns the JSON's path.

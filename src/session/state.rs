@@ -62,12 +62,31 @@ pub enum EventKind {
     Started,
     Resumed,
     Save,
-    BuildOk { ms: u64 },
-    BuildFailed { errors: u32 },
-    TestRun { passed_cases: u32, total_cases: u32, gates_passed: u32 },
-    GatePassed { gate: usize },
-    Regression { gate: usize },
-    Hint { gate: usize, index: usize },
+    BuildOk {
+        ms: u64,
+    },
+    BuildFailed {
+        errors: u32,
+    },
+    TestRun {
+        passed_cases: u32,
+        total_cases: u32,
+        gates_passed: u32,
+        /// Passing cases of the gate being worked on (0 in sessions
+        /// recorded before this was kept).
+        #[serde(default)]
+        current_passed: u32,
+    },
+    GatePassed {
+        gate: usize,
+    },
+    Regression {
+        gate: usize,
+    },
+    Hint {
+        gate: usize,
+        index: usize,
+    },
     Overtime,
     TimeUp,
     Completed,
@@ -254,7 +273,8 @@ impl Session {
         let passed_cases = outcomes.iter().map(|o| o.passed as u32).sum();
         let total_cases = outcomes.iter().map(|o| o.total as u32).sum();
         let gates_passed = outcomes.iter().take_while(|o| o.all_passed()).count() as u32;
-        self.log(now_ms, EventKind::TestRun { passed_cases, total_cases, gates_passed });
+        let current_passed = outcomes.iter().find(|o| o.gate == self.gate).map_or(0, |o| o.passed as u32);
+        self.log(now_ms, EventKind::TestRun { passed_cases, total_cases, gates_passed, current_passed });
         for o in outcomes {
             let i = o.gate - 1;
             if i >= self.gate_count {

@@ -394,6 +394,10 @@ pub struct Attempt {
     pub passed_at: Vec<Option<u64>>,
     pub elapsed_ms: u64,
     pub score: Option<f64>,
+    /// The session's lines of code per 10 minutes (`session::metrics`).
+    pub lines_per_10_min: Option<f64>,
+    /// Gates that were rewrites rather than additions.
+    pub rewrites: usize,
 }
 
 /// Every session of `problem`, oldest first.
@@ -409,6 +413,10 @@ pub fn attempts(reports: &[Report], problem: &str) -> Vec<Attempt> {
             passed_at: r.gates.iter().map(|g| g.time_to_pass_ms).collect(),
             elapsed_ms: r.elapsed_ms,
             score: r.score.as_ref().map(|s| s.total),
+            lines_per_10_min: r.metrics.as_ref().and_then(|m| m.lines_per_10_min),
+            rewrites: r.metrics.as_ref().map_or(0, |m| {
+                m.gates.iter().filter(|g| g.shape == Some(crate::session::metrics::Shape::Rewrite)).count()
+            }),
         })
         .collect()
 }
@@ -469,6 +477,7 @@ mod tests {
             last_run: None,
             events: events.into_iter().map(|(at_ms, kind)| Event { at_ms, kind }).collect(),
             score: None,
+            metrics: None,
         }
     }
 
@@ -512,7 +521,10 @@ mod tests {
                 (6 * MIN, EventKind::Save),
                 (6 * MIN, EventKind::BuildFailed { errors: 2 }),
                 (6 * MIN, EventKind::BuildOk { ms: 10 }),
-                (30 * MIN, EventKind::TestRun { passed_cases: 10, total_cases: 10, gates_passed: 1 }),
+                (
+                    30 * MIN,
+                    EventKind::TestRun { passed_cases: 10, total_cases: 10, gates_passed: 1, current_passed: 10 },
+                ),
                 (30 * MIN, EventKind::GatePassed { gate: 1 }),
                 (45 * MIN, EventKind::Regression { gate: 1 }),
             ],

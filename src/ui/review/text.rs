@@ -158,7 +158,7 @@ fn progress(md: &mut String, r: &Report, all: &[Report]) {
         let _ = write!(header, " gate {g} |");
         rule.push_str("---|");
     }
-    let _ = writeln!(md, "{header} score |\n{rule}---|");
+    let _ = writeln!(md, "{header} score | lines/10 min | rewrites |\n{rule}---|---|---|");
     for (i, a) in attempts.iter().enumerate() {
         let this = if a.id == r.id { " (this one)" } else { "" };
         let _ = write!(md, "| {} | {}{this} | {} | {} |", i + 1, a.date, a.mode, a.status);
@@ -166,6 +166,12 @@ fn progress(md: &mut String, r: &Report, all: &[Report]) {
             let at = a.passed_at.get(g).copied().flatten();
             let _ = write!(md, " {} |", at.map_or_else(|| "—".to_string(), clock));
         }
-        let _ = writeln!(md, " {} |", a.score.map_or_else(|| "—".to_string(), |s| format!("{s:.1}")));
+        let _ = writeln!(
+            md,
+            " {} | {} | {} |",
+            a.score.map_or_else(|| "—".to_string(), |s| format!("{s:.1}")),
+            a.lines_per_10_min.map_or_else(|| "—".to_string(), |r| format!("{r:.0}")),
+            a.rewrites
+        );
     }
 }

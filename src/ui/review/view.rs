@@ -341,7 +341,53 @@ fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
             )),
         ]));
     }
+    lines.extend(number_lines(r));
     scrolled(frame, area, "Overview".into(), lines, app.scroll);
+}
+
+/// The seed's yardsticks for this session: throughput, size, and per gate
+/// additive or rewrite and where the time went.
+pub fn number_lines(r: &Report) -> Vec<Line<'static>> {
+    use crate::session::metrics::{self, Shape};
+    let Some(m) = &r.metrics else { return Vec::new() };
+    let (lo, hi) = metrics::YARDSTICK_SIZE;
+    let mut lines = vec![
+        Line::default(),
+        Line::styled("Numbers", bold()),
+        Line::from(format!(
+            "  throughput {} · size {}",
+            metrics::throughput_text(m.lines_per_10_min),
+            m.solution_lines.map_or("—".to_string(), |n| format!("{n} lines ({lo}–{hi} typical)"))
+        )),
+    ];
+    let t = |ms: Option<u64>| ms.map_or("—".to_string(), clock);
+    for g in &m.gates {
+        let shape = match g.shape {
+            Some(Shape::Rewrite) => Span::styled("rewrite ", Style::default().fg(Color::Red)),
+            Some(s) => Span::styled(format!("{:<8}", s.label()), Style::default().fg(Color::Green)),
+            None => Span::styled("—       ", dim()),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("g{} ", g.gate), bold()),
+            shape,
+            Span::raw(format!(
+                "{} · {} · compiles at {} · first case at {} · {} on failing builds",
+                if g.shape.is_some() { format!("+{} ~{} −{}", g.added, g.changed, g.removed) } else { "—".into() },
+                g.lines_per_10_min.map_or("—".to_string(), |r| format!("{r:.0} lines/10 min")),
+                t(g.first_build_ok_ms),
+                t(g.first_case_ms),
+                clock(g.failing_build_ms)
+            )),
+        ]));
+    }
+    lines.push(Line::styled(
+        format!(
+            "  rewrite: more than {:.0} % of the previous gate's code changed or removed",
+            metrics::REWRITE_SHARE * 100.0
+        ),
+        dim(),
+    ));
+    lines
 }
 
 /// The last run: build errors, per-gate counts, and each failing case
@@ -624,6 +670,8 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
     let mut header_cells = vec!["#".to_string(), "date".into(), "mode".into(), "status".into()];
     header_cells.extend((1..=gates).map(|g| format!("gate {g}")));
     header_cells.push("score".into());
+    header_cells.push("lines/10m".into());
+    header_cells.push("rewrites".into());
     let rows: Vec<Row> = attempts
         .iter()
         .enumerate()
@@ -631,12 +679,16 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
             let mut cells = vec![(i + 1).to_string(), a.date.clone(), a.mode.to_string(), a.status.to_string()];
             cells.extend((0..gates).map(|g| a.passed_at.get(g).copied().flatten().map_or_else(|| "—".into(), clock)));
             cells.push(score_text(a.score));
+            cells.push(a.lines_per_10_min.map_or_else(|| "—".into(), |r| format!("{r:.0}")));
+            cells.push(a.rewrites.to_string());
             Row::new(cells)
         })
         .collect();
     let mut widths = vec![Constraint::Length(3), Constraint::Length(16), Constraint::Length(8), Constraint::Length(11)];
     widths.extend((0..gates).map(|_| Constraint::Length(7)));
     widths.push(Constraint::Length(5));
+    widths.push(Constraint::Length(9));
+    widths.push(Constraint::Length(8));
     let table = Table::new(rows, widths).header(Row::new(header_cells).style(dim())).block(pane("Attempts".into()));
     // The newest attempts matter most: show the end of a long table.
     let mut state = TableState::default().with_selected(attempts.len().checked_sub(1));
