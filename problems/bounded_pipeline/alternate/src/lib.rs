@@ -181,7 +181,7 @@ impl Pipeline for Pipe {
                 self.counts[REJECTED] += 1;
                 let capacity = self.ring.slots.len() as u64;
                 let limit = self.limit as u64;
-                let retry_after_ms = (capacity * self.estimate + limit - 1) / limit;
+                let retry_after_ms = (capacity * self.estimate).div_ceil(limit);
                 return Ok(Admission::Rejected { retry_after_ms });
             }
             dropped = Some(self.pop_front());
