@@ -32,6 +32,8 @@ pub use value::{ErrorKind, NoError, Value, Wire};
 /// change to [`wire`] or to the exported functions.
 pub const ABI_VERSION: u32 = 1;
 
+#[cfg(feature = "bounded_pipeline")]
+pub mod bounded_pipeline;
 #[cfg(feature = "dedupe")]
 pub mod dedupe;
 #[cfg(feature = "lru_cache")]

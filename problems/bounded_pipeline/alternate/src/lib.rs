@@ -1,0 +1,291 @@
+//! A second solution for `bounded_pipeline`, written from the statements.
+//!
+//! Design: jobs only ever leave the queue from its front (take, shed,
+//! expiry) or all at once (the deadline), and ids are handed out in the
+//! order jobs join the back. So the queued ids are always one contiguous
+//! range `front_id .. front_id + len`, and the queue needs to store nothing
+//! but submit times, kept in a fixed ring buffer of `capacity` slots that is
+//! allocated once. Running jobs sit in a small `Vec` in take order (at most
+//! L of them), searched linearly. The shutdown state is an optional
+//! deadline plus a `stopped` flag.
+
+use harness_contract::bounded_pipeline::{Admission, PipeError, Pipeline};
+
+struct Ring {
+    /// Submit time of each queued job; slot `(head + k) % len` holds the
+    /// k-th oldest.
+    slots: Vec<u64>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn new(capacity: usize) -> Ring {
+        Ring { slots: vec![0; capacity], head: 0, len: 0 }
+    }
+
+    fn is_full(&self) -> bool {
+        self.len == self.slots.len()
+    }
+
+    fn oldest(&self) -> Option<u64> {
+        (self.len > 0).then(|| self.slots[self.head])
+    }
+
+    fn drop_oldest(&mut self) {
+        debug_assert!(self.len > 0);
+        self.head = (self.head + 1) % self.slots.len();
+        self.len -= 1;
+    }
+
+    fn push(&mut self, submitted: u64) {
+        debug_assert!(!self.is_full());
+        let tail = (self.head + self.len) % self.slots.len();
+        self.slots[tail] = submitted;
+        self.len += 1;
+    }
+
+    fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+}
+
+struct Adaptive {
+    lo: usize,
+    hi: usize,
+    target: u64,
+}
+
+pub struct Pipe {
+    ring: Ring,
+    /// Id of the oldest queued job; the queue is `front_id .. front_id + len`.
+    front_id: u64,
+    /// The next id to hand out; everything below it has been issued.
+    next_id: u64,
+    /// `(id, taken_at)`, in take order.
+    busy: Vec<(u64, u64)>,
+    limit: usize,
+    estimate: u64,
+    shed_oldest: bool,
+    max_wait: Option<u64>,
+    deadline: Option<u64>,
+    stopped: bool,
+    cancelled: Vec<u64>,
+    adaptive: Option<Adaptive>,
+    counts: [u64; 6], // accepted, rejected, completed, failed, shed, expired
+}
+
+const ACCEPTED: usize = 0;
+const REJECTED: usize = 1;
+const COMPLETED: usize = 2;
+const FAILED: usize = 3;
+const SHED: usize = 4;
+const EXPIRED: usize = 5;
+
+impl Pipe {
+    fn pop_front(&mut self) -> u64 {
+        let id = self.front_id;
+        self.ring.drop_oldest();
+        self.front_id += 1;
+        id
+    }
+
+    /// The time rule: expiry, then the deadline; then a finished drain.
+    fn at(&mut self, now: u64) {
+        if let Some(max_wait) = self.max_wait {
+            while let Some(submitted) = self.ring.oldest() {
+                if now - submitted > max_wait {
+                    self.pop_front();
+                    self.counts[EXPIRED] += 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        if let Some(deadline) = self.deadline
+            && !self.stopped
+            && now >= deadline
+        {
+            for &(id, _) in &self.busy {
+                self.cancelled.push(id);
+            }
+            for k in 0..self.ring.len as u64 {
+                self.cancelled.push(self.front_id + k);
+            }
+            self.busy.clear();
+            self.front_id += self.ring.len as u64;
+            self.ring.clear();
+            self.stopped = true;
+        }
+        self.check_drained();
+    }
+
+    fn check_drained(&mut self) {
+        if self.deadline.is_some() && self.ring.len == 0 && self.busy.is_empty() {
+            self.stopped = true;
+        }
+    }
+
+    fn end(&mut self, id: u64, now: u64, failed: bool) -> Result<u64, PipeError> {
+        self.at(now);
+        if id == 0 || id >= self.next_id {
+            return Err(PipeError::UnknownJob);
+        }
+        let Some(pos) = self.busy.iter().position(|&(busy_id, _)| busy_id == id) else {
+            return Err(PipeError::NotRunning);
+        };
+        let (_, taken) = self.busy.remove(pos);
+        let t = now - taken;
+        self.estimate = t;
+        self.counts[if failed { FAILED } else { COMPLETED }] += 1;
+        if let Some(a) = &self.adaptive {
+            if failed || t > a.target.saturating_mul(2) {
+                self.limit = std::cmp::max(a.lo, self.limit * 4 / 5);
+            } else if t < a.target {
+                self.limit = std::cmp::min(a.hi, self.limit + 1);
+            }
+        }
+        self.check_drained();
+        Ok(t)
+    }
+}
+
+impl Pipeline for Pipe {
+    fn new(capacity: usize, workers: usize, initial_service_ms: u64) -> Self {
+        Pipe {
+            ring: Ring::new(capacity),
+            front_id: 1,
+            next_id: 1,
+            busy: Vec::new(),
+            limit: workers,
+            estimate: initial_service_ms,
+            shed_oldest: false,
+            max_wait: None,
+            deadline: None,
+            stopped: false,
+            cancelled: Vec::new(),
+            adaptive: None,
+            counts: [0; 6],
+        }
+    }
+
+    fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError> {
+        self.at(now_ms);
+        if self.deadline.is_some() {
+            return Err(PipeError::Closed);
+        }
+        let mut dropped = None;
+        if self.ring.is_full() {
+            if !self.shed_oldest {
+                self.counts[REJECTED] += 1;
+                let capacity = self.ring.slots.len() as u64;
+                let limit = self.limit as u64;
+                let retry_after_ms = (capacity * self.estimate).div_ceil(limit);
+                return Ok(Admission::Rejected { retry_after_ms });
+            }
+            dropped = Some(self.pop_front());
+            self.counts[SHED] += 1;
+        }
+        if self.ring.len == 0 {
+            self.front_id = self.next_id;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.ring.push(now_ms);
+        self.counts[ACCEPTED] += 1;
+        Ok(match dropped {
+            Some(dropped) => Admission::Shed { id, dropped },
+            None => Admission::Accepted { id },
+        })
+    }
+
+    fn take(&mut self, now_ms: u64) -> Option<u64> {
+        self.at(now_ms);
+        if self.busy.len() >= self.limit || self.ring.len == 0 {
+            return None;
+        }
+        let id = self.pop_front();
+        self.busy.push((id, now_ms));
+        Some(id)
+    }
+
+    fn complete(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
+        self.end(id, now_ms, false)
+    }
+
+    fn fail(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
+        self.end(id, now_ms, true)
+    }
+
+    fn running(&self) -> Vec<u64> {
+        self.busy.iter().map(|&(id, _)| id).collect()
+    }
+
+    fn queued(&self) -> Vec<u64> {
+        (0..self.ring.len as u64).map(|k| self.front_id + k).collect()
+    }
+
+    fn stats(&self) -> (u64, u64, u64, u64) {
+        (self.counts[ACCEPTED], self.counts[REJECTED], self.counts[COMPLETED], self.counts[FAILED])
+    }
+
+    fn set_overflow(&mut self, policy: String) -> Result<(), PipeError> {
+        match &*policy {
+            "reject" => self.shed_oldest = false,
+            "shed_oldest" => self.shed_oldest = true,
+            _ => return Err(PipeError::InvalidPolicy),
+        }
+        Ok(())
+    }
+
+    fn set_max_wait(&mut self, max_wait_ms: u64) {
+        self.max_wait = Some(max_wait_ms);
+    }
+
+    fn tick(&mut self, now_ms: u64) {
+        self.at(now_ms);
+    }
+
+    fn dropped(&self) -> (u64, u64) {
+        (self.counts[SHED], self.counts[EXPIRED])
+    }
+
+    fn shutdown(&mut self, now_ms: u64, grace_ms: u64) -> u64 {
+        self.at(now_ms);
+        if let Some(deadline) = self.deadline {
+            return deadline;
+        }
+        let deadline = now_ms + grace_ms;
+        self.deadline = Some(deadline);
+        self.at(now_ms);
+        deadline
+    }
+
+    fn phase(&self) -> String {
+        String::from(match (self.deadline, self.stopped) {
+            (None, _) => "accepting",
+            (Some(_), false) => "draining",
+            (Some(_), true) => "stopped",
+        })
+    }
+
+    fn cancelled(&self) -> Vec<u64> {
+        self.cancelled.clone()
+    }
+
+    fn set_adaptive(&mut self, min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError> {
+        if min_limit < 1 || max_limit < min_limit {
+            return Err(PipeError::InvalidLimits);
+        }
+        self.limit = self.limit.max(min_limit).min(max_limit);
+        self.adaptive = Some(Adaptive { lo: min_limit, hi: max_limit, target: target_ms });
+        Ok(())
+    }
+
+    fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+harness_contract::export!(bounded_pipeline, Pipe);

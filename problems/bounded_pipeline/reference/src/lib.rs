@@ -1,0 +1,307 @@
+//! Reference solution for `bounded_pipeline`.
+//!
+//! The state is exactly what the pipeline holds *now*: a FIFO of queued
+//! jobs (never more than `capacity`), the running jobs keyed by id (never
+//! more than the limit allowed when they were taken), and a handful of
+//! counters. A job that has left the pipeline leaves no record behind: the
+//! last id handed out is enough to tell an id that was never issued from one
+//! that has gone, so memory is bounded by capacity plus concurrency however
+//! many jobs pass through.
+//!
+//! Time only moves inside operations that take `now_ms`. Each of them first
+//! calls `advance`, which applies what that time makes due (expired queued
+//! jobs, then the shutdown deadline), does its own work, and ends with
+//! `settle`, which notices a drain that has finished.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use harness_contract::bounded_pipeline::{Admission, PipeError, Pipeline};
+
+/// A job waiting in the queue.
+struct Waiting {
+    id: u64,
+    submitted_ms: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Overflow {
+    Reject,
+    ShedOldest,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Accepting,
+    Draining { deadline: u64 },
+    Stopped { deadline: u64 },
+}
+
+/// Bounds and target of the AIMD controller.
+#[derive(Clone, Copy)]
+struct Aimd {
+    min: usize,
+    max: usize,
+    target_ms: u64,
+}
+
+pub struct Pool {
+    capacity: usize,
+    /// Oldest first. Submit times never decrease, so the jobs that have
+    /// waited too long are always a prefix.
+    queue: VecDeque<Waiting>,
+    /// Running job id -> the time it was taken. Ordered, so `running()` is
+    /// already in take order (ids are taken in ascending order).
+    running: BTreeMap<u64, u64>,
+    /// The last id handed out; ids `1..=last_id` have been issued.
+    last_id: u64,
+    limit: usize,
+    /// Service time of the most recently finished job (the estimate S).
+    service_ms: u64,
+    overflow: Overflow,
+    max_wait_ms: Option<u64>,
+    phase: Phase,
+    cancelled: Vec<u64>,
+    aimd: Option<Aimd>,
+    accepted: u64,
+    rejected: u64,
+    completed: u64,
+    failed: u64,
+    shed: u64,
+    expired: u64,
+}
+
+impl Pool {
+    /// Applies what `now_ms` makes due: first expiry, then the deadline.
+    fn advance(&mut self, now_ms: u64) {
+        self.expire(now_ms);
+        self.enforce_deadline(now_ms);
+    }
+
+    /// Drops the queued jobs that have waited longer than the maximum wait.
+    /// They are a prefix of the queue, so this pops and never scans.
+    fn expire(&mut self, now_ms: u64) {
+        if let Some(max_wait) = self.max_wait_ms {
+            while let Some(front) = self.queue.front() {
+                if now_ms - front.submitted_ms <= max_wait {
+                    break;
+                }
+                self.queue.pop_front();
+                self.expired += 1;
+            }
+        }
+    }
+
+    /// At or after the shutdown deadline, cancels whatever is left.
+    fn enforce_deadline(&mut self, now_ms: u64) {
+        if let Phase::Draining { deadline } = self.phase
+            && now_ms >= deadline
+        {
+            // The hard stop: running jobs first (their ids are all lower
+            // than any queued id), then whatever is still queued.
+            self.cancelled.extend(self.running.keys().copied());
+            self.cancelled.extend(self.queue.iter().map(|w| w.id));
+            self.running.clear();
+            self.queue.clear();
+            self.phase = Phase::Stopped { deadline };
+        }
+    }
+
+    /// A drain that has nothing left to do is over.
+    fn settle(&mut self) {
+        if let Phase::Draining { deadline } = self.phase
+            && self.queue.is_empty()
+            && self.running.is_empty()
+        {
+            self.phase = Phase::Stopped { deadline };
+        }
+    }
+
+    /// Little's law: the queue ahead drains at `limit` jobs per service
+    /// time, so a full queue clears in `capacity * S / limit`, rounded up.
+    fn retry_after(&self) -> u64 {
+        let wait = (self.capacity as u128 * self.service_ms as u128).div_ceil(self.limit as u128);
+        wait.min(u64::MAX as u128) as u64
+    }
+
+    /// Multiplicative decrease: keep four fifths, rounded down.
+    fn back_off(&mut self, aimd: Aimd) {
+        self.limit = (self.limit * 4 / 5).max(aimd.min);
+    }
+
+    fn finish(&mut self, id: u64, now_ms: u64, ok: bool) -> Result<u64, PipeError> {
+        self.advance(now_ms);
+        if id == 0 || id > self.last_id {
+            return Err(PipeError::UnknownJob);
+        }
+        let taken_ms = self.running.remove(&id).ok_or(PipeError::NotRunning)?;
+        let latency = now_ms - taken_ms;
+        self.service_ms = latency;
+        if ok {
+            self.completed += 1;
+        } else {
+            self.failed += 1;
+        }
+        if let Some(aimd) = self.aimd {
+            if !ok || latency > aimd.target_ms.saturating_mul(2) {
+                self.back_off(aimd);
+            } else if latency < aimd.target_ms {
+                self.limit = (self.limit + 1).min(aimd.max);
+            }
+        }
+        self.settle();
+        Ok(latency)
+    }
+}
+
+impl Pipeline for Pool {
+    fn new(capacity: usize, workers: usize, initial_service_ms: u64) -> Self {
+        Pool {
+            capacity,
+            queue: VecDeque::with_capacity(capacity),
+            running: BTreeMap::new(),
+            last_id: 0,
+            limit: workers,
+            service_ms: initial_service_ms,
+            overflow: Overflow::Reject,
+            max_wait_ms: None,
+            phase: Phase::Accepting,
+            cancelled: Vec::new(),
+            aimd: None,
+            accepted: 0,
+            rejected: 0,
+            completed: 0,
+            failed: 0,
+            shed: 0,
+            expired: 0,
+        }
+    }
+
+    fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError> {
+        self.advance(now_ms);
+        if self.phase != Phase::Accepting {
+            return Err(PipeError::Closed);
+        }
+        let mut dropped = None;
+        if self.queue.len() >= self.capacity {
+            match self.overflow {
+                Overflow::Reject => {
+                    self.rejected += 1;
+                    return Ok(Admission::Rejected { retry_after_ms: self.retry_after() });
+                }
+                Overflow::ShedOldest => {
+                    let oldest = self.queue.pop_front().expect("a full queue has an oldest job");
+                    self.shed += 1;
+                    dropped = Some(oldest.id);
+                }
+            }
+        }
+        self.last_id += 1;
+        let id = self.last_id;
+        self.queue.push_back(Waiting { id, submitted_ms: now_ms });
+        self.accepted += 1;
+        Ok(match dropped {
+            None => Admission::Accepted { id },
+            Some(dropped) => Admission::Shed { id, dropped },
+        })
+    }
+
+    fn take(&mut self, now_ms: u64) -> Option<u64> {
+        self.advance(now_ms);
+        let taken = if self.running.len() < self.limit {
+            self.queue.pop_front().map(|job| {
+                self.running.insert(job.id, now_ms);
+                job.id
+            })
+        } else {
+            None
+        };
+        self.settle();
+        taken
+    }
+
+    fn complete(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
+        self.finish(id, now_ms, true)
+    }
+
+    fn fail(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
+        self.finish(id, now_ms, false)
+    }
+
+    fn running(&self) -> Vec<u64> {
+        self.running.keys().copied().collect()
+    }
+
+    fn queued(&self) -> Vec<u64> {
+        self.queue.iter().map(|w| w.id).collect()
+    }
+
+    fn stats(&self) -> (u64, u64, u64, u64) {
+        (self.accepted, self.rejected, self.completed, self.failed)
+    }
+
+    fn set_overflow(&mut self, policy: String) -> Result<(), PipeError> {
+        self.overflow = match policy.as_str() {
+            "reject" => Overflow::Reject,
+            "shed_oldest" => Overflow::ShedOldest,
+            _ => return Err(PipeError::InvalidPolicy),
+        };
+        Ok(())
+    }
+
+    fn set_max_wait(&mut self, max_wait_ms: u64) {
+        self.max_wait_ms = Some(max_wait_ms);
+    }
+
+    fn tick(&mut self, now_ms: u64) {
+        self.advance(now_ms);
+        self.settle();
+    }
+
+    fn dropped(&self) -> (u64, u64) {
+        (self.shed, self.expired)
+    }
+
+    fn shutdown(&mut self, now_ms: u64, grace_ms: u64) -> u64 {
+        self.advance(now_ms);
+        let deadline = match self.phase {
+            Phase::Draining { deadline } | Phase::Stopped { deadline } => deadline,
+            Phase::Accepting => {
+                let deadline = now_ms + grace_ms;
+                self.phase = Phase::Draining { deadline };
+                // A grace of 0 puts the deadline at this very call.
+                self.advance(now_ms);
+                deadline
+            }
+        };
+        self.settle();
+        deadline
+    }
+
+    fn phase(&self) -> String {
+        match self.phase {
+            Phase::Accepting => "accepting",
+            Phase::Draining { .. } => "draining",
+            Phase::Stopped { .. } => "stopped",
+        }
+        .to_string()
+    }
+
+    fn cancelled(&self) -> Vec<u64> {
+        self.cancelled.clone()
+    }
+
+    fn set_adaptive(&mut self, min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError> {
+        if min_limit == 0 || min_limit > max_limit {
+            return Err(PipeError::InvalidLimits);
+        }
+        self.aimd = Some(Aimd { min: min_limit, max: max_limit, target_ms });
+        self.limit = self.limit.clamp(min_limit, max_limit);
+        Ok(())
+    }
+
+    fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+harness_contract::export!(bounded_pipeline, Pool);
