@@ -22,7 +22,7 @@ use crate::problem::model::{Mutant, Problem};
 /// What the audit found about one crate.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
-    /// `reference`, `starter` or `mutant <name>`.
+    /// `reference`, `alternate`, `starter` or `mutant <name>`.
     pub subject: String,
     pub ok: bool,
     pub detail: String,
@@ -49,8 +49,9 @@ fn build_text(eval: &Evaluation) -> String {
     text
 }
 
-fn check_reference(eval: &Evaluation, gates: usize) -> Finding {
-    let subject = "reference".to_string();
+/// The reference, or an alternate: a correct solution passes every gate.
+fn check_correct(subject: &str, eval: &Evaluation, gates: usize) -> Finding {
+    let subject = subject.to_string();
     if !eval.build.ok {
         return Finding { subject, ok: false, detail: format!("does not build:\n{}", build_text(eval)) };
     }
@@ -141,7 +142,13 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let build = crate::judge::compile::build(config, dir)?;
         judge.evaluate_build(build, upto, &cancel, &no_progress, None)
     };
-    findings.push(check_reference(&run(&judge.problem.reference_dir(), gates)?, gates));
+    findings.push(check_correct("reference", &run(&judge.problem.reference_dir(), gates)?, gates));
+    // A second correct solution of another design, where the problem has
+    // one: proof that the cases accept what the statements leave open.
+    let alternate = judge.problem.dir.join("alternate");
+    if alternate.join("Cargo.toml").is_file() {
+        findings.push(check_correct("alternate", &run(&alternate, gates)?, gates));
+    }
     findings.push(check_starter(&run(&judge.problem.starter_dir(), 1)?));
     for m in &judge.problem.mutants {
         let dir = crate::judge::compile::mutant_crate(config, &judge.problem, m)?;
