@@ -44,6 +44,8 @@ pub mod scheduler;
 pub mod token_stream_differ;
 #[cfg(feature = "versioned_kv")]
 pub mod versioned_kv;
+#[cfg(feature = "wal")]
+pub mod wal;
 
 /// Declares a problem's operations: generates `schema()` and `dispatch()`
 /// for the trait, used by [`export!`].
