@@ -635,11 +635,7 @@ fn call<T, R: Wire>(instance: &mut Option<T>, kind: Call, f: impl FnOnce(&mut T)
 }
 
 fn sig(name: &str, params: &[(&str, &str)], ret: String) -> OpSig {
-    OpSig {
-        name: name.to_string(),
-        params: params.iter().map(|(n, t)| Param::new(n, t.to_string())).collect(),
-        ret,
-    }
+    OpSig { name: name.to_string(), params: params.iter().map(|(n, t)| Param::new(n, t.to_string())).collect(), ret }
 }
 
 /// The operations of this problem as the harness sees them: the store's own
@@ -783,5 +779,135 @@ mod tests {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(b""), 0);
         assert_eq!(crc32_update(crc32(b"1234"), b"56789"), 0xCBF4_3926);
+    }
+
+    fn image(pairs: &[(&str, &[u8])]) -> Image {
+        pairs.iter().map(|(n, d)| (n.to_string(), d.to_vec())).collect()
+    }
+
+    /// Runs `f` as one call of the given kind, as `dispatch` does.
+    fn during(m: &mut Machine, kind: Call, f: impl FnOnce(&mut Machine)) {
+        m.begin(kind);
+        f(m);
+        m.end();
+    }
+
+    #[test]
+    fn a_torn_write_keeps_a_strict_prefix_of_its_bytes_and_undoes_later_calls() {
+        for keep in 0..12u64 {
+            let mut m = Machine::from_image(image(&[("log", b"old")]));
+            during(&mut m, Call::Write, |m| {
+                m.append("log", b"abc").unwrap();
+                m.append("log", b"defg").unwrap();
+                m.sync("log");
+            });
+            during(&mut m, Call::Other, |m| m.truncate("log", 0));
+            let cut = (keep % 7) as usize;
+            let expect = [b"old".as_slice(), &b"abcdefg"[..cut]].concat();
+            assert_eq!(m.torn(keep), image(&[("log", &expect)]), "keep {keep}");
+        }
+    }
+
+    #[test]
+    fn a_torn_write_that_created_a_file_keeps_it_only_with_some_bytes() {
+        let mut m = Machine::from_image(Image::new());
+        during(&mut m, Call::Write, |m| m.append("log", b"xy").unwrap());
+        assert_eq!(m.torn(0), Image::new());
+        let mut m = Machine::from_image(Image::new());
+        during(&mut m, Call::Write, |m| m.append("log", b"xy").unwrap());
+        assert_eq!(m.torn(1), image(&[("log", b"x")]));
+    }
+
+    #[test]
+    fn a_crash_without_a_target_or_bytes_keeps_everything() {
+        let mut m = Machine::from_image(image(&[("log", b"a")]));
+        during(&mut m, Call::Other, |m| m.append("log", b"b").unwrap());
+        assert_eq!(m.torn(5), image(&[("log", b"ab")]));
+        let mut m = Machine::from_image(image(&[("log", b"a")]));
+        during(&mut m, Call::Write, |_| {});
+        assert_eq!(m.torn(5), image(&[("log", b"a")]));
+    }
+
+    #[test]
+    fn power_loss_keeps_synced_contents_under_synced_names() {
+        let mut m = Machine::from_image(image(&[("snap", b"old")]));
+        m.append("log", b"1").unwrap();
+        m.sync("log");
+        // Contents synced, but the new file's name is not.
+        assert_eq!(m.durable(), image(&[("snap", b"old")]));
+        m.sync_dir();
+        m.append("log", b"2").unwrap();
+        assert_eq!(m.durable(), image(&[("log", b"1"), ("snap", b"old")]));
+        // A rename made durable before the contents were.
+        m.append("tmp", b"new").unwrap();
+        m.rename("tmp", "snap");
+        m.sync_dir();
+        assert_eq!(m.durable(), image(&[("log", b"1"), ("snap", b"")]));
+    }
+
+    #[test]
+    fn an_unsynced_truncation_is_undone_by_a_power_loss() {
+        let mut m = Machine::from_image(image(&[("log", b"abcdef")]));
+        m.truncate("log", 2);
+        m.append("log", b"XY").unwrap();
+        assert_eq!(m.everything(), image(&[("log", b"abXY")]));
+        assert_eq!(m.durable(), image(&[("log", b"abcdef")]));
+        m.sync("log");
+        assert_eq!(m.durable(), image(&[("log", b"abXY")]));
+    }
+
+    #[test]
+    fn a_step_cut_undoes_the_steps_after_it_and_keeps_only_what_was_durable() {
+        let checkpoint = |m: &mut Machine| {
+            m.append("tmp", b"S2").unwrap();
+            m.sync("tmp");
+            m.rename("tmp", "snap");
+            m.sync_dir();
+            m.truncate("log", 0);
+            m.sync("log");
+        };
+        let expected = [
+            image(&[("log", b"r1"), ("snap", b"S1")]),
+            image(&[("log", b"r1"), ("snap", b"S1")]),
+            image(&[("log", b"r1"), ("snap", b"S1")]),
+            image(&[("log", b"r1"), ("snap", b"S1")]),
+            image(&[("log", b"r1"), ("snap", b"S2")]),
+            image(&[("log", b"r1"), ("snap", b"S2")]),
+            image(&[("log", b""), ("snap", b"S2")]),
+        ];
+        for step in 0..14u64 {
+            let mut m = Machine::from_image(image(&[("log", b"r1"), ("snap", b"S1")]));
+            during(&mut m, Call::Checkpoint, checkpoint);
+            assert_eq!(m.cut(step), expected[(step % 7) as usize], "step {step}");
+        }
+    }
+
+    #[test]
+    fn corrupt_reaches_only_writes_whose_bytes_are_still_there() {
+        let mut m = Machine::from_image(Image::new());
+        for record in [b"aaaa", b"bbbb", b"cccc"] {
+            during(&mut m, Call::Write, |m| m.append("log", record).unwrap());
+        }
+        assert!(!m.corrupt(3, 0));
+        assert!(m.corrupt(1, 6));
+        assert_eq!(m.everything(), image(&[("log", &[b"aaaabb", &[b'b' ^ 0xFF][..], b"bcccc"].concat())]));
+        m.truncate("log", 9);
+        assert!(!m.corrupt(0, 0), "the latest write was cut");
+        assert!(m.corrupt(2, 0), "the first one is still whole");
+        m.rename("log", "old");
+        assert!(m.corrupt(2, 0), "a rename keeps the bytes");
+        m.remove("old");
+        assert!(!m.corrupt(2, 0), "a removed file does not");
+    }
+
+    #[test]
+    fn a_dead_disk_ignores_everything() {
+        let mut m = Machine::from_image(image(&[("log", b"a")]));
+        m.dead = true;
+        m.append("log", b"b").unwrap();
+        m.truncate("log", 0);
+        m.remove("log");
+        m.dead = false;
+        assert_eq!(m.everything(), image(&[("log", b"a")]));
     }
 }
