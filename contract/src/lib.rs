@@ -48,6 +48,8 @@ pub mod streaming_tokenizer;
 pub mod token_stream_differ;
 #[cfg(feature = "versioned_kv")]
 pub mod versioned_kv;
+#[cfg(feature = "wal")]
+pub mod wal;
 
 /// Declares a problem's operations: generates `schema()` and `dispatch()`
 /// for the trait, used by [`export!`].
