@@ -1,0 +1,245 @@
+//! A second solution for `rate_limiter`, written from the statements.
+//!
+//! Design: keys are interned once into a dense index (`HashMap<String,
+//! usize>`), and each key's state for all four limiters sits side by side
+//! in one `Vec<KeyState>` slot, each limiter with its own clock. The
+//! sliding log is a hand-rolled ring buffer of `u64` times that grows by
+//! doubling, is pruned from its front on every request (so it holds at
+//! most `limit` times, all within the window) and halves its storage when
+//! it becomes mostly empty. The counter and the bucket are exact integer
+//! arithmetic: the bucket counts in 1/`window_ms`-ths of a token and is
+//! refilled by one multiplication, never by a loop.
+
+use std::collections::HashMap;
+
+use harness_contract::rate_limiter::RateLimiter;
+
+/// A FIFO of times over a circular `Vec`: slot `(head + k) % slots.len()`
+/// holds the k-th oldest.
+struct Ring {
+    slots: Vec<u64>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    const MIN_SLOTS: usize = 4;
+
+    fn new() -> Ring {
+        Ring { slots: Vec::new(), head: 0, len: 0 }
+    }
+
+    fn front(&self) -> Option<u64> {
+        (self.len > 0).then(|| self.slots[self.head])
+    }
+
+    fn pop_front(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        self.head = (self.head + 1) % self.slots.len();
+        self.len -= 1;
+        // Give memory back once a quarter or less of it is in use.
+        if self.slots.len() > Self::MIN_SLOTS && self.len * 4 <= self.slots.len() {
+            self.resize(self.slots.len() / 2);
+        }
+    }
+
+    fn push_back(&mut self, time: u64) {
+        if self.len == self.slots.len() {
+            self.resize((self.slots.len() * 2).max(Self::MIN_SLOTS));
+        }
+        let tail = (self.head + self.len) % self.slots.len();
+        self.slots[tail] = time;
+        self.len += 1;
+    }
+
+    /// Copies the contents, oldest first, into `size` fresh slots.
+    fn resize(&mut self, size: usize) {
+        let mut slots = Vec::with_capacity(size);
+        let (wrapped, first) = self.slots.split_at(self.head);
+        slots.extend(first.iter().chain(wrapped).take(self.len));
+        slots.resize(size, 0);
+        self.slots = slots;
+        self.head = 0;
+    }
+}
+
+/// Everything one key needs, for the four independent limiters.
+struct KeyState {
+    /// Fixed windows: clock, window number, allowed in it.
+    fixed_clock: u64,
+    fixed_window: u64,
+    fixed_count: u64,
+    /// Sliding log: clock and the effective times of allowed requests still
+    /// inside the window.
+    log_clock: u64,
+    log: Ring,
+    /// Sliding counter: clock, window number, allowed in it and in the one
+    /// before it.
+    counter_clock: u64,
+    counter_window: u64,
+    counter_current: u64,
+    counter_previous: u64,
+    /// Token bucket: clock and content in 1/window_ms-ths of a token.
+    bucket_clock: u64,
+    bucket_units: u64,
+}
+
+impl KeyState {
+    /// A key seen for the first time. Clocks at 0 are the same as no clock
+    /// (every `now_ms` is at least 0); the bucket starts full, and refilling
+    /// a full bucket from time 0 leaves it full.
+    fn new(full_bucket: u64) -> KeyState {
+        KeyState {
+            fixed_clock: 0,
+            fixed_window: 0,
+            fixed_count: 0,
+            log_clock: 0,
+            log: Ring::new(),
+            counter_clock: 0,
+            counter_window: 0,
+            counter_current: 0,
+            counter_previous: 0,
+            bucket_clock: 0,
+            bucket_units: full_bucket,
+        }
+    }
+}
+
+/// Moves `clock` up to `now_ms` if it is later; returns the effective time.
+fn advance(clock: &mut u64, now_ms: u64) -> u64 {
+    *clock = (*clock).max(now_ms);
+    *clock
+}
+
+pub struct Limiter {
+    limit: u64,
+    window_ms: u64,
+    index: HashMap<String, usize>,
+    keys: Vec<KeyState>,
+}
+
+impl Limiter {
+    fn full_bucket(&self) -> u64 {
+        self.limit * self.window_ms
+    }
+
+    /// The key's slot in `keys`, created on first sight.
+    fn slot(&mut self, key: String) -> usize {
+        if let Some(&slot) = self.index.get(key.as_str()) {
+            return slot;
+        }
+        let slot = self.keys.len();
+        self.keys.push(KeyState::new(self.full_bucket()));
+        self.index.insert(key, slot);
+        slot
+    }
+
+    fn state(&mut self, key: String) -> &mut KeyState {
+        let slot = self.slot(key);
+        &mut self.keys[slot]
+    }
+
+    /// Advances the bucket of the key in `slot` to the effective time of
+    /// `now_ms`, adding what it earned meanwhile; returns its content in
+    /// units.
+    fn refill(&mut self, slot: usize, now_ms: u64) -> u64 {
+        let (limit, full) = (self.limit, self.full_bucket());
+        let state = &mut self.keys[slot];
+        let before = state.bucket_clock;
+        let elapsed = advance(&mut state.bucket_clock, now_ms) - before;
+        let earned = elapsed.saturating_mul(limit);
+        state.bucket_units = state.bucket_units.saturating_add(earned).min(full);
+        state.bucket_units
+    }
+}
+
+impl RateLimiter for Limiter {
+    fn new(limit: u32, window_ms: u64) -> Self {
+        Limiter { limit: u64::from(limit), window_ms, index: HashMap::new(), keys: Vec::new() }
+    }
+
+    fn fixed_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let (limit, window_ms) = (self.limit, self.window_ms);
+        let state = self.state(key);
+        let window = advance(&mut state.fixed_clock, now_ms) / window_ms;
+        if window != state.fixed_window {
+            // Effective times never decrease: this is a later window.
+            state.fixed_window = window;
+            state.fixed_count = 0;
+        }
+        let allowed = state.fixed_count < limit;
+        if allowed {
+            state.fixed_count += 1;
+        }
+        allowed
+    }
+
+    fn log_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let (limit, window_ms) = (self.limit, self.window_ms);
+        let state = self.state(key);
+        let t = advance(&mut state.log_clock, now_ms);
+        while state.log.front().is_some_and(|s| t - s >= window_ms) {
+            state.log.pop_front();
+        }
+        let allowed = (state.log.len as u64) < limit;
+        if allowed {
+            state.log.push_back(t);
+        }
+        allowed
+    }
+
+    fn counter_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let (limit, window_ms) = (self.limit, self.window_ms);
+        let state = self.state(key);
+        let t = advance(&mut state.counter_clock, now_ms);
+        let window = t / window_ms;
+        match window - state.counter_window {
+            0 => {}
+            1 => {
+                state.counter_previous = state.counter_current;
+                state.counter_current = 0;
+            }
+            _ => {
+                state.counter_previous = 0;
+                state.counter_current = 0;
+            }
+        }
+        state.counter_window = window;
+        let elapsed = t % window_ms;
+        // estimate < limit, multiplied through by window_ms: all integers.
+        let scaled = state.counter_previous * (window_ms - elapsed) + state.counter_current * window_ms;
+        let allowed = scaled < limit * window_ms;
+        if allowed {
+            state.counter_current += 1;
+        }
+        allowed
+    }
+
+    fn bucket_allow(&mut self, key: String, cost: u32, now_ms: u64) -> bool {
+        let slot = self.slot(key);
+        let units = self.refill(slot, now_ms);
+        let needed = u64::from(cost) * self.window_ms;
+        if needed > units {
+            return false;
+        }
+        self.keys[slot].bucket_units = units - needed;
+        true
+    }
+
+    fn retry_after(&mut self, key: String, cost: u32, now_ms: u64) -> Option<u64> {
+        let slot = self.slot(key);
+        let units = self.refill(slot, now_ms);
+        let cost = u64::from(cost);
+        if cost > self.limit {
+            return None;
+        }
+        // Short by `missing` units, earning `limit` units per millisecond;
+        // the bucket's cap is no obstacle since `cost <= limit`.
+        let missing = (cost * self.window_ms).saturating_sub(units);
+        Some(missing.div_ceil(self.limit))
+    }
+}
+
+harness_contract::export!(rate_limiter, Limiter);
