@@ -39,11 +39,7 @@ impl Ring {
     const MIN_SIZE: usize = 4;
 
     fn front(&self) -> Option<&Slot> {
-        if self.len == 0 {
-            None
-        } else {
-            self.slots[self.head].as_ref()
-        }
+        if self.len == 0 { None } else { self.slots[self.head].as_ref() }
     }
 
     fn pop_front(&mut self) -> Option<Slot> {
