@@ -6,6 +6,7 @@
 pub mod ansi;
 pub mod drill;
 pub mod markdown;
+pub mod ninety;
 pub mod practice;
 pub mod results;
 pub mod review;
