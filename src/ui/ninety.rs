@@ -90,10 +90,8 @@ impl Ninety {
             KeyCode::Backspace => {
                 self.answers[self.focus].pop();
             }
-            KeyCode::Char(c) if !ctrl => {
-                if self.answers[self.focus].chars().count() < MAX_ANSWER {
-                    self.answers[self.focus].push(c);
-                }
+            KeyCode::Char(c) if !ctrl && self.answers[self.focus].chars().count() < MAX_ANSWER => {
+                self.answers[self.focus].push(c);
             }
             _ => {}
         }
