@@ -208,6 +208,11 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
         .arg("--profile")
         .arg(&config.profile)
         .env("CARGO_TERM_COLOR", "never")
+        // Panics must unwind for the library to catch them and name them,
+        // whatever the candidate's manifest says; a profile setting from
+        // the environment overrides the manifest's. It is the default, so
+        // it changes no fingerprint and costs no rebuild.
+        .env(format!("CARGO_PROFILE_{}_PANIC", config.profile.to_uppercase().replace('-', "_")), "unwind")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
