@@ -99,3 +99,92 @@ fn attacks_on_the_result_channel_are_named_and_never_grow_the_harness() {
     eprintln!("harness peak memory: {} MiB", peak_kib / 1024);
     assert!(peak_kib < 200 * 1024, "the harness peaked at {} MiB", peak_kib / 1024);
 }
+
+/// A copy of versioned_kv's reference as a crate of its own in `dir`.
+fn solution_copy(dir: &std::path::Path) -> std::path::PathBuf {
+    let crate_dir = dir.join("sol");
+    common::copy_dir(&root().join("problems/versioned_kv/reference"), &crate_dir);
+    let manifest = crate_dir.join("Cargo.toml");
+    let m = std::fs::read_to_string(&manifest).unwrap();
+    let m = harness::judge::compile::point_at_contract(&m, &crate_dir, &root().join("contract"));
+    std::fs::write(&manifest, m).unwrap();
+    crate_dir
+}
+
+#[test]
+fn a_broken_solution_manifest_is_a_build_failure_not_a_harness_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = solution_copy(dir.path());
+    let manifest = crate_dir.join("Cargo.toml");
+    let good = std::fs::read_to_string(&manifest).unwrap();
+    let cases = [
+        ("syntax error", good.replacen("[package]", "[package", 1), "Cargo.toml:1:"),
+        ("no package name", good.replacen("name = \"versioned_kv_reference\"", "", 1), "no [package] name"),
+    ];
+    for (what, bad, says) in cases {
+        std::fs::write(&manifest, &bad).unwrap();
+        let out = common::harness(
+            &root(),
+            &["check", "versioned_kv", "--gate", "1", "--solution", crate_dir.to_str().unwrap(), "--json"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", text(&out));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{what}: {e}: {}", text(&out)));
+        assert_eq!(r["build"]["ok"], false, "{what}");
+        let why = r["build"]["failure"].as_str().unwrap_or_default();
+        assert!(why.contains(says), "{what}: {why}");
+    }
+}
+
+#[test]
+fn a_problem_id_that_is_a_path_is_refused_and_nothing_moves() {
+    let project = common::versioned_kv_project("harness-scratch");
+    let p = project.path();
+    std::fs::create_dir_all(p.join("solutions")).unwrap();
+    let before = std::fs::read_dir(p.join("problems")).unwrap().count();
+    for id in ["../problems/versioned_kv", "versioned_kv/", "Versioned_KV", ""] {
+        for args in [vec!["start", id, "--fresh"], vec!["check", id], vec!["replay", id, "--ops", "-"]] {
+            let out = common::harness(p, &args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+            if !id.is_empty() {
+                assert!(text(&out).contains("is not a problem id"), "{args:?}: {}", text(&out));
+            }
+        }
+    }
+    assert!(p.join("problems/versioned_kv/problem.toml").is_file(), "the problem stayed where it was");
+    assert_eq!(std::fs::read_dir(p.join("problems")).unwrap().count(), before, "nothing was moved aside");
+}
+
+#[test]
+fn absurd_generator_sizes_and_limits_are_positioned_errors_naming_the_setting() {
+    let project = common::versioned_kv_project("harness-scratch");
+    let p = project.path();
+    let file = p.join("problems/versioned_kv/problem.toml");
+    let good = std::fs::read_to_string(&file).unwrap();
+    let at = |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+
+    let first = good.lines().find(|l| l.starts_with("length = [")).unwrap();
+    let bad = good.replacen(first, "length = [10, 4000000000]", 1);
+    std::fs::write(&file, &bad).unwrap();
+    let out = common::harness(p, &["check", "versioned_kv"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let line = at(&bad, "4000000000");
+    assert!(text(&out).contains(&format!("problem.toml:{line}:")), "{}", text(&out));
+    assert!(text(&out).contains("at most 10000 operations"), "{}", text(&out));
+
+    std::fs::write(&file, &good).unwrap();
+
+    let config = p.join("harness.toml");
+    let base = std::fs::read_to_string(&config).unwrap();
+    for (limits, says) in [
+        ("memory_mb = 1", "limits.memory_mb = 1 is too small"),
+        ("stack_mb = 0", "limits.stack_mb = 0"),
+        ("case_timeout_ms = 0", "limits.case_timeout_ms = 0"),
+    ] {
+        std::fs::write(&config, format!("{base}\n[limits]\n{limits}\n")).unwrap();
+        let out = common::harness(p, &["check", "versioned_kv"]);
+        assert_eq!(out.status.code(), Some(2), "{limits}: {}", text(&out));
+        assert!(text(&out).contains(says), "{limits}: {}", text(&out));
+        assert!(text(&out).contains("harness.toml:"), "positioned: {}", text(&out));
+        assert!(!text(&out).contains("cannot be judged"), "{limits}: {}", text(&out));
+    }
+}
