@@ -83,7 +83,8 @@ fn attacks_on_the_result_channel_are_named_and_never_grow_the_harness() {
         assert_eq!(verdict(case), want, "case `{case}`: {}", message(case));
     }
     assert_eq!(gate["cases_total"], expected.len());
-    for case in ["writes junk to every fd", "floods the channel with 1 GiB", "closes the channel", "dup2s over the channel"]
+    for case in
+        ["writes junk to every fd", "floods the channel with 1 GiB", "closes the channel", "dup2s over the channel"]
     {
         let m = message(case);
         assert!(m.contains("the solution wrote into the harness's result channel"), "{case}: {m}");

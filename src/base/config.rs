@@ -155,7 +155,8 @@ pub const WORKER_HEADROOM_MB: u64 = 64;
 /// The time, memory and stack limits, each checked for a value that could
 /// judge anything at all; an error names the setting and its position.
 fn limits(file: &Path, text: &str, raw: &RawLimits) -> Result<Limits> {
-    let value = |s: &Option<Spanned<u64>>, default: u64| s.as_ref().map_or((default, 0), |s| (*s.get_ref(), s.span().start));
+    let value =
+        |s: &Option<Spanned<u64>>, default: u64| s.as_ref().map_or((default, 0), |s| (*s.get_ref(), s.span().start));
     let (timeout_ms, timeout_at) = value(&raw.case_timeout_ms, 2000);
     let (stack_mb, stack_at) = value(&raw.stack_mb, 64);
     let (memory_mb, memory_at) = value(&raw.memory_mb, 1024);

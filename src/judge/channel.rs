@@ -82,7 +82,9 @@ pub struct Stream {
 
 /// Reads a worker's channel to its end. `shape` is the number of calls in
 /// each case the worker was sent.
-pub fn read(mut src: impl Read, shape: &[usize]) -> Stream {
+pub fn read(src: impl Read, shape: &[usize]) -> Stream {
+    // Frames are small and many: one read per 64 KiB, not two per frame.
+    let mut src = std::io::BufReader::with_capacity(64 << 10, src);
     let mut parser = Parser { shape, stream: Stream::default(), state: State::Start, bytes: 0 };
     if let Err(broken) = parser.run(&mut src) {
         parser.stream.broken = Some(broken);
@@ -100,7 +102,10 @@ pub fn read(mut src: impl Read, shape: &[usize]) -> Stream {
 enum State {
     Start,
     /// Inside case `n` (0-based); `ended` once it returned a non-value.
-    Case { n: usize, stopped: bool },
+    Case {
+        n: usize,
+        stopped: bool,
+    },
     Finished,
 }
 
@@ -137,7 +142,11 @@ impl Parser<'_> {
             let body_len = len - 1;
             if body_len > MAX_FRAME {
                 return Err(if tag == frame::OUTCOME {
-                    Broken::TooLarge(format!("one result took {} MiB (the limit is {} MiB)", body_len >> 20, MAX_FRAME >> 20))
+                    Broken::TooLarge(format!(
+                        "one result took {} MiB (the limit is {} MiB)",
+                        body_len >> 20,
+                        MAX_FRAME >> 20
+                    ))
                 } else {
                     tampered(format!("a frame of {body_len} bytes"))
                 });

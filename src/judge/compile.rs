@@ -200,7 +200,12 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
     let package = match read_manifest(&manifest) {
         Ok(package) => package,
         Err(e) => {
-            return Ok(Build { lib: None, diagnostics: Vec::new(), failure: Some(e.to_string()), duration: started.elapsed() });
+            return Ok(Build {
+                lib: None,
+                diagnostics: Vec::new(),
+                failure: Some(e.to_string()),
+                duration: started.elapsed(),
+            });
         }
     };
     let target = target_dir_for(config, crate_dir, &package);

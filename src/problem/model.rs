@@ -394,7 +394,9 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                 if cases > MAX_GENERATED_CASES as u64 {
                     return Err(at(
                         spec.cases.span(),
-                        format!("gate {number}: generate.cases allows at most {MAX_GENERATED_CASES} cases, not {cases}"),
+                        format!(
+                            "gate {number}: generate.cases allows at most {MAX_GENERATED_CASES} cases, not {cases}"
+                        ),
                     ));
                 }
                 let mut weights = Vec::new();
