@@ -239,6 +239,7 @@ fn read_full(src: &mut impl Read, buf: &mut [u8]) -> usize {
 /// The channel's identity (device, inode) when the worker adopted it.
 static ADOPTED: OnceLock<(u64, u64)> = OnceLock::new();
 
+#[allow(clippy::unnecessary_cast, reason = "`stat`'s field types differ between platforms")]
 fn identity(file: &File) -> Option<(u64, u64)> {
     rustix::fs::fstat(file).ok().map(|st| (st.st_dev as u64, st.st_ino as u64))
 }
