@@ -81,13 +81,15 @@ pub struct Stream {
 }
 
 /// Reads a worker's channel to its end. `shape` is the number of calls in
-/// each case the worker was sent.
-pub fn read(src: impl Read, shape: &[usize]) -> Stream {
+/// each case the worker was sent; `on_broken` runs as soon as the stream
+/// is refused (the caller kills the worker: nothing it says counts now).
+pub fn read(src: impl Read, shape: &[usize], on_broken: impl FnOnce()) -> Stream {
     // Frames are small and many: one read per 64 KiB, not two per frame.
     let mut src = std::io::BufReader::with_capacity(64 << 10, src);
     let mut parser = Parser { shape, stream: Stream::default(), state: State::Start, bytes: 0 };
     if let Err(broken) = parser.run(&mut src) {
         parser.stream.broken = Some(broken);
+        on_broken();
         // Keep the writer from blocking; what it writes is not looked at.
         let _ = std::io::copy(&mut src, &mut std::io::sink());
     }
@@ -300,12 +302,12 @@ mod tests {
 
     #[test]
     fn an_honest_stream_splits_into_cases() {
-        let s = read(&honest(2)[..], &[1, 1]);
+        let s = read(&honest(2)[..], &[1, 1], || panic!("an honest stream is not refused"));
         assert_eq!((s.cases.len(), s.done, s.broken, s.incomplete), (2, true, None, false));
         // Cut inside the second case: the worker crashed there.
         let data = honest(2);
         let cut = frame::frame(frame::HELLO, &[]).len() + one().len() + 5 + one().len();
-        let s = read(&data[..cut], &[1, 1]);
+        let s = read(&data[..cut], &[1, 1], || {});
         assert_eq!((s.cases.len(), s.done, s.broken), (2, false, None));
         assert_eq!(s.cases[1].len(), 1);
     }
@@ -313,7 +315,7 @@ mod tests {
     #[test]
     fn a_frame_cut_short_is_incomplete_not_tampered() {
         let data = honest(1);
-        let s = read(&data[..data.len() - 3], &[1]);
+        let s = read(&data[..data.len() - 3], &[1], || {});
         assert!(s.incomplete && s.broken.is_none() && !s.done, "{s:?}");
     }
 
@@ -322,8 +324,10 @@ mod tests {
         let mut data = frame::frame(frame::HELLO, &[]);
         data.extend_from_slice(b"junk junk junk junk");
         data.extend(honest(1));
-        let s = read(&data[..], &[1]);
+        let mut killed = false;
+        let s = read(&data[..], &[1], || killed = true);
         assert!(matches!(s.broken, Some(Broken::Tampered(_))), "{s:?}");
+        assert!(killed, "the caller is told at once, to stop the writer");
         assert!(!s.done, "nothing after the junk is believed");
     }
 
@@ -332,22 +336,22 @@ mod tests {
         // DONE before the case ended.
         let mut data = frame::frame(frame::HELLO, &[]);
         data.extend(frame::frame(frame::DONE, &[]));
-        assert!(matches!(read(&data[..], &[1]).broken, Some(Broken::Tampered(_))));
+        assert!(matches!(read(&data[..], &[1], || {}).broken, Some(Broken::Tampered(_))));
         // Two results for a one-call case.
         let mut data = frame::frame(frame::HELLO, &[]);
         data.extend(one());
         data.extend(one());
-        assert!(matches!(read(&data[..], &[1]).broken, Some(Broken::Tampered(_))));
+        assert!(matches!(read(&data[..], &[1], || {}).broken, Some(Broken::Tampered(_))));
         // A forged second DONE after the real one.
         let mut data = honest(1);
         data.extend(frame::frame(frame::DONE, &[]));
-        let s = read(&data[..], &[1]);
+        let s = read(&data[..], &[1], || {});
         assert!(matches!(s.broken, Some(Broken::Tampered(_))), "{s:?}");
         // A result after a panic: the worker ends the case at a panic.
         let mut data = frame::frame(frame::HELLO, &[]);
         data.extend(outcome(&Outcome::Panicked { message: "x".into(), location: String::new() }));
         data.extend(one());
-        assert!(matches!(read(&data[..], &[2]).broken, Some(Broken::Tampered(_))));
+        assert!(matches!(read(&data[..], &[2], || {}).broken, Some(Broken::Tampered(_))));
     }
 
     #[test]
@@ -359,7 +363,7 @@ mod tests {
         body.push(0);
         let mut data = frame::frame(frame::HELLO, &[]);
         data.extend(frame::frame(frame::OUTCOME, &body));
-        let s = read(&data[..], &[1]);
+        let s = read(&data[..], &[1], || {});
         match s.broken {
             Some(Broken::Tampered(why)) => assert!(why.contains("nested more than"), "{why}"),
             other => panic!("{other:?}"),
@@ -373,7 +377,7 @@ mod tests {
         data.extend_from_slice(&(1u32 << 30).to_le_bytes());
         data.push(frame::OUTCOME);
         data.extend_from_slice(&[0; 100]);
-        let s = read(&data[..], &[1]);
+        let s = read(&data[..], &[1], || {});
         assert!(matches!(s.broken, Some(Broken::TooLarge(_))), "{s:?}");
         // Many honest-looking 8 MiB results: the run's total is capped.
         let big = outcome(&Outcome::Returned(Value::Str("x".repeat(8 << 20))));
@@ -382,7 +386,7 @@ mod tests {
             data.extend_from_slice(&big);
             data.extend(frame::frame(frame::CASE_END, &[]));
         }
-        let s = read(&data[..], &[1; 9]);
+        let s = read(&data[..], &[1; 9], || {});
         match s.broken {
             Some(Broken::TooLarge(why)) => assert!(why.contains("64 MiB"), "{why}"),
             other => panic!("{other:?}"),
@@ -392,7 +396,7 @@ mod tests {
     #[test]
     fn an_endless_stream_is_drained_with_bounded_memory() {
         // 256 MiB of zeros: refused at the first header, the rest discarded.
-        let s = read(std::io::repeat(0).take(256 << 20), &[1]);
+        let s = read(std::io::repeat(0).take(256 << 20), &[1], || {});
         assert!(matches!(s.broken, Some(Broken::Tampered(_))), "{s:?}");
     }
 
@@ -401,9 +405,9 @@ mod tests {
         let mut body = 1u32.to_le_bytes().to_vec();
         body.extend_from_slice(&7u64.to_le_bytes());
         body.extend_from_slice(b"schema");
-        let s = read(&frame::frame(frame::MISMATCH, &body)[..], &[]);
+        let s = read(&frame::frame(frame::MISMATCH, &body)[..], &[], || {});
         assert_eq!(s.mismatch, Some((1, 7, "schema".into())));
-        let s = read(&frame::frame(frame::LOAD_ERROR, b"no symbol")[..], &[]);
+        let s = read(&frame::frame(frame::LOAD_ERROR, b"no symbol")[..], &[], || {});
         assert_eq!(s.load_error.as_deref(), Some("no symbol"));
         assert!(s.broken.is_none());
     }

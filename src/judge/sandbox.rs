@@ -124,7 +124,11 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], limit: Duration)
     let shape: Vec<usize> = cases.iter().map(|c| c.len()).collect();
     let frames = std::thread::Builder::new()
         .name("worker-frames".into())
-        .spawn(move || channel::read(stdout, &shape))
+        .spawn(move || {
+            channel::read(stdout, &shape, || {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            })
+        })
         .context("cannot start a thread")?;
     let mut stderr = child.stderr.take().expect("piped");
     let cap = target.limits.output_bytes;
