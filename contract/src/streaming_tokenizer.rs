@@ -207,7 +207,9 @@ pub mod driver {
 
     /// What one fresh tokenizer makes of `chunks` followed by `close()`,
     /// refusals included, for comparing chunkings.
-    fn transcript<'a, T: StreamingTokenizer>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Result<Shown, Refusal>> {
+    fn transcript<'a, T: StreamingTokenizer>(
+        chunks: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<Result<Shown, Refusal>> {
         let mut t = T::new();
         let mut out = Vec::new();
         for chunk in chunks {
