@@ -54,8 +54,16 @@ impl RawBuf {
 pub struct NotImplemented(pub &'static str);
 
 /// Body of every trait method a candidate has not written yet.
+#[track_caller]
 pub fn not_implemented(op: &'static str) -> ! {
     std::panic::panic_any(NotImplemented(op))
+}
+
+/// What [`crate::todo!`] expands to: not written yet, in whichever
+/// operation is running.
+#[track_caller]
+pub fn todo() -> ! {
+    std::panic::panic_any(NotImplemented(""))
 }
 
 /// Implemented by a problem's reference solution only: says whether the
@@ -109,7 +117,14 @@ impl Args {
 
 thread_local! {
     static LAST_PANIC: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    static PANICS_IN_CALL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
+
+/// Starts a line on stderr (`<mark><location>: <message>`) that names the
+/// first panic of a call when a second one follows before the call returns:
+/// if that second panic aborts the process, this line is all that is left
+/// of the first, and the harness reads it back.
+pub const FIRST_PANIC_MARK: &str = "harness: first panic of this call: ";
 
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
@@ -129,7 +144,22 @@ fn install_panic_hook() {
             };
             let location =
                 info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
-            LAST_PANIC.with(|p| *p.borrow_mut() = Some((message, location)));
+            LAST_PANIC.with(|p| {
+                let mut last = p.borrow_mut();
+                // A second panic in the same call: if it aborts (a panic in
+                // `Drop` while unwinding does), stderr is all that is left,
+                // so both are said there, the first with its mark.
+                if let Some((first, at)) = last.as_ref() {
+                    use std::io::Write;
+                    let mut err = std::io::stderr().lock();
+                    if PANICS_IN_CALL.get() == 1 {
+                        let _ = writeln!(err, "{FIRST_PANIC_MARK}{at}: {}", first.replace('\n', " "));
+                    }
+                    let _ = writeln!(err, "harness: then a panic at {location}: {}", message.replace('\n', " "));
+                }
+                PANICS_IN_CALL.set(PANICS_IN_CALL.get() + 1);
+                *last = Some((message, location));
+            });
         }));
     });
 }
@@ -190,6 +220,7 @@ fn run<T>(
     oracle: Option<OracleFn<T>>,
 ) -> Outcome {
     LAST_PANIC.with(|p| p.borrow_mut().take());
+    PANICS_IN_CALL.set(0);
     let result = catch_unwind(AssertUnwindSafe(|| {
         let specified = match (oracle, session.instance.as_ref()) {
             (Some(is_specified), Some(instance)) => is_specified(instance, op, &args),
@@ -204,14 +235,12 @@ fn run<T>(
             if payload.downcast_ref::<NotImplemented>().is_some() {
                 return Outcome::NotImplemented { op: op.to_string() };
             }
+            // Only the marker says "not written yet": a panic whose message
+            // merely reads "not implemented" (std's `todo!()` included) is
+            // a panic like any other.
             let (message, location) = LAST_PANIC
                 .with(|p| p.borrow_mut().take())
                 .unwrap_or_else(|| ("unknown panic".to_string(), String::new()));
-            // `todo!()` and `unimplemented!()` in a candidate's own body mean
-            // the same as a default body: not written yet.
-            if message.starts_with("not yet implemented") || message.starts_with("not implemented") {
-                return Outcome::NotImplemented { op: op.to_string() };
-            }
             Outcome::Panicked { message, location }
         }
     }

@@ -15,8 +15,23 @@
 //! | 6 | list | u32 count, values |
 //! | 7 | err | str (the kind) |
 //! | 8 | any | — |
+//!
+//! The harness decodes what a candidate's process sends it, so decoding
+//! never trusts the data: every read is bounds-checked, a list may nest at
+//! most [`MAX_DEPTH`] deep (the decoder recurses once per level, so a forged
+//! list nested a million deep is an error, not a stack overflow), and the
+//! values one [`Reader`] may produce are counted against a budget, so a few
+//! bytes on the wire cannot become gigabytes in memory.
 
 use crate::Value;
+
+/// Deepest list nesting accepted. Problem types nest three or four deep
+/// (`option<list<tuple<str, i64>>>`); anything near this is forged.
+pub const MAX_DEPTH: usize = 64;
+
+/// Values one [`Reader`] decodes by default: each costs tens of bytes in
+/// memory however few bytes it took on the wire.
+pub const DEFAULT_VALUE_BUDGET: usize = 1 << 20;
 
 /// What one call produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,11 +121,21 @@ impl Writer {
 pub struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
+    /// Values this reader may still decode.
+    budget: usize,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Reader { data, pos: 0 }
+        Reader { data, pos: 0, budget: DEFAULT_VALUE_BUDGET }
+    }
+    /// A reader that decodes at most `budget` values in all.
+    pub fn with_budget(data: &'a [u8], budget: usize) -> Self {
+        Reader { data, pos: 0, budget }
+    }
+    /// Values this reader may still decode.
+    pub fn budget(&self) -> usize {
+        self.budget
     }
     pub fn is_empty(&self) -> bool {
         self.pos >= self.data.len()
@@ -138,6 +163,12 @@ impl<'a> Reader<'a> {
         String::from_utf8(bytes.to_vec()).map_err(|_| "invalid UTF-8 in message".to_string())
     }
     pub fn value(&mut self) -> Result<Value, String> {
+        self.value_at(0)
+    }
+
+    /// Recursion is bounded by [`MAX_DEPTH`], checked before descending.
+    fn value_at(&mut self, depth: usize) -> Result<Value, String> {
+        self.budget = self.budget.checked_sub(1).ok_or_else(|| "too many values in one message".to_string())?;
         Ok(match self.u8()? {
             T_UNIT => Value::Unit,
             T_BOOL => Value::Bool(self.u8()? != 0),
@@ -146,11 +177,18 @@ impl<'a> Reader<'a> {
             T_STR => Value::Str(self.str()?),
             T_NIL => Value::Nil,
             T_LIST => {
+                if depth >= MAX_DEPTH {
+                    return Err(format!("lists nested more than {MAX_DEPTH} deep"));
+                }
                 let n = self.u32()? as usize;
-                // Cap the pre-allocation: a corrupt count must not allocate.
+                // Every item takes at least one byte: a count beyond what is
+                // left is corrupt, and must not allocate.
+                if n > self.data.len() - self.pos {
+                    return Err("truncated message".to_string());
+                }
                 let mut items = Vec::with_capacity(n.min(1024));
                 for _ in 0..n {
-                    items.push(self.value()?);
+                    items.push(self.value_at(depth + 1)?);
                 }
                 Value::List(items)
             }
@@ -252,5 +290,60 @@ mod tests {
             assert!(decode_request(&req[..cut]).is_err(), "cut at {cut}");
         }
         assert!(Reader::new(&[T_LIST, 255, 255, 255, 255]).value().is_err());
+    }
+
+    /// A list inside a list, `depth` deep, around a unit.
+    fn nested(depth: usize) -> Vec<u8> {
+        let mut data = Vec::with_capacity(depth * 5 + 1);
+        for _ in 0..depth {
+            data.extend_from_slice(&[T_LIST, 1, 0, 0, 0]);
+        }
+        data.push(T_UNIT);
+        data
+    }
+
+    #[test]
+    fn a_list_nested_a_million_deep_is_an_error_not_a_stack_overflow() {
+        let err = Reader::new(&nested(1_000_000)).value().unwrap_err();
+        assert!(err.contains("nested more than 64 deep"), "{err}");
+        let mut w = Writer::default();
+        w.u8(O_RETURNED);
+        w.buf.extend_from_slice(&nested(1_000_000));
+        assert!(decode_outcome(&mut Reader::new(&w.buf)).is_err());
+        // The deepest accepted nesting still decodes.
+        assert!(Reader::new(&nested(MAX_DEPTH)).value().is_ok());
+        assert!(Reader::new(&nested(MAX_DEPTH + 1)).value().is_err());
+    }
+
+    #[test]
+    fn a_count_beyond_the_message_does_not_allocate() {
+        // Claims four billion items, carries one.
+        let err = Reader::new(&[T_LIST, 255, 255, 255, 255, T_UNIT]).value().unwrap_err();
+        assert_eq!(err, "truncated message");
+        let err = Reader::new(&[T_STR, 255, 255, 255, 255, b'a']).value().unwrap_err();
+        assert_eq!(err, "truncated message");
+    }
+
+    #[test]
+    fn the_value_budget_bounds_what_few_bytes_can_become() {
+        // A million units: a megabyte on the wire, tens of megabytes decoded.
+        let mut data = vec![T_LIST];
+        data.extend_from_slice(&1_000_000u32.to_le_bytes());
+        data.extend(std::iter::repeat_n(T_UNIT, 1_000_000));
+        let err = Reader::with_budget(&data, 1000).value().unwrap_err();
+        assert!(err.contains("too many values"), "{err}");
+        let mut r = Reader::with_budget(&data, 2_000_000);
+        assert!(r.value().is_ok());
+        assert_eq!(r.budget(), 2_000_000 - 1_000_001);
+    }
+
+    #[test]
+    fn truncated_outcomes_are_errors() {
+        let o = Outcome::Returned(Value::List(vec![Value::Str("abc".into()), Value::Int(5)]));
+        let mut w = Writer::default();
+        encode_outcome(&mut w, &o);
+        for cut in 0..w.buf.len() {
+            assert!(decode_outcome(&mut Reader::new(&w.buf[..cut])).is_err(), "cut at {cut}");
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+use toml::Spanned;
 
 use crate::base::diag::Located;
 
@@ -38,9 +39,9 @@ struct RawPaths {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawLimits {
-    case_timeout_ms: Option<u64>,
-    memory_mb: Option<u64>,
-    stack_mb: Option<u64>,
+    case_timeout_ms: Option<Spanned<u64>>,
+    memory_mb: Option<Spanned<u64>>,
+    stack_mb: Option<Spanned<u64>>,
     output_kb: Option<usize>,
     jobs: Option<usize>,
 }
@@ -115,6 +116,7 @@ impl Config {
         if !matches!(profile.as_str(), "dev" | "release") {
             bail!("{}: build.profile must be \"dev\" or \"release\", not {profile:?}", file.display());
         }
+        let limits = limits(file, &text, &raw.limits)?;
         let jobs = raw
             .limits
             .jobs
@@ -128,13 +130,7 @@ impl Config {
             contract_dir: path(raw.paths.contract, "contract"),
             root,
             profile,
-            limits: Limits {
-                case_timeout: Duration::from_millis(raw.limits.case_timeout_ms.unwrap_or(2000)),
-                memory_bytes: raw.limits.memory_mb.unwrap_or(1024) << 20,
-                stack_bytes: (raw.limits.stack_mb.unwrap_or(64) << 20) as usize,
-                output_bytes: raw.limits.output_kb.unwrap_or(64) << 10,
-                jobs,
-            },
+            limits: Limits { output_bytes: raw.limits.output_kb.unwrap_or(64) << 10, jobs, ..limits },
             mock_minutes: raw.mock.minutes.unwrap_or(90),
         })
     }
@@ -148,4 +144,47 @@ impl Config {
     pub fn solution_dir(&self, problem: &str) -> PathBuf {
         self.solutions_dir.join(problem)
     }
+}
+
+/// Address space a worker needs for itself, beyond the candidate's stack:
+/// the harness binary, its libraries and the candidate's library mapped.
+/// Measured: a debug build of the harness fails to load a library below
+/// about 24 MiB of headroom; this leaves room for larger libraries.
+pub const WORKER_HEADROOM_MB: u64 = 64;
+
+/// The time, memory and stack limits, each checked for a value that could
+/// judge anything at all; an error names the setting and its position.
+fn limits(file: &Path, text: &str, raw: &RawLimits) -> Result<Limits> {
+    let value =
+        |s: &Option<Spanned<u64>>, default: u64| s.as_ref().map_or((default, 0), |s| (*s.get_ref(), s.span().start));
+    let (timeout_ms, timeout_at) = value(&raw.case_timeout_ms, 2000);
+    let (stack_mb, stack_at) = value(&raw.stack_mb, 64);
+    let (memory_mb, memory_at) = value(&raw.memory_mb, 1024);
+    let err = |at: usize, msg: String| -> anyhow::Error { Located::at(file, text, at, msg).into() };
+    if timeout_ms == 0 || timeout_ms > 3_600_000 {
+        return Err(err(timeout_at, format!("limits.case_timeout_ms = {timeout_ms}: use 1 to 3600000 (an hour)")));
+    }
+    if stack_mb == 0 || stack_mb > 4096 {
+        return Err(err(stack_at, format!("limits.stack_mb = {stack_mb}: use 1 to 4096")));
+    }
+    let least = stack_mb + WORKER_HEADROOM_MB;
+    if memory_mb < least {
+        return Err(err(
+            memory_at,
+            format!(
+                "limits.memory_mb = {memory_mb} is too small: a worker needs the candidate's stack \
+                 (limits.stack_mb = {stack_mb}) plus {WORKER_HEADROOM_MB} MiB for itself; use at least {least}"
+            ),
+        ));
+    }
+    if memory_mb > 1 << 20 {
+        return Err(err(memory_at, format!("limits.memory_mb = {memory_mb} is more than a TiB")));
+    }
+    Ok(Limits {
+        case_timeout: Duration::from_millis(timeout_ms),
+        memory_bytes: memory_mb << 20,
+        stack_bytes: (stack_mb << 20) as usize,
+        output_bytes: 0,
+        jobs: 1,
+    })
 }

@@ -83,10 +83,16 @@ fn check_starter(eval: &Evaluation) -> Finding {
     if gate1.failures.is_empty() {
         Finding { subject, ok: false, detail: "passes gate 1: a starter must leave the work to the candidate".into() }
     } else if !others.is_empty() {
+        let std_todo = gate1.failures.iter().any(|(_, r)| r.message.contains("not yet implemented"));
+        let hint = if std_todo {
+            "\nstd's `todo!()` is a panic like any other: a body not written yet is `harness_contract::todo!()`"
+        } else {
+            ""
+        };
         Finding {
             subject,
             ok: false,
-            detail: format!("fails gate 1 with verdicts other than not_implemented:\n{}", others.join("\n")),
+            detail: format!("fails gate 1 with verdicts other than not_implemented:\n{}{hint}", others.join("\n")),
         }
     } else {
         Finding { subject, ok: true, detail: format!("fails gate 1 with not_implemented only ({} cases)", gate1.total) }

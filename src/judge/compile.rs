@@ -195,7 +195,19 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
     if !manifest.is_file() {
         bail!("{} does not exist: a solution is a cargo crate", manifest.display());
     }
-    let package = read_manifest(&manifest)?;
+    // A manifest that does not parse is the crate author's mistake, shown
+    // like a compile error; the reference's is caught by its caller.
+    let package = match read_manifest(&manifest) {
+        Ok(package) => package,
+        Err(e) => {
+            return Ok(Build {
+                lib: None,
+                diagnostics: Vec::new(),
+                failure: Some(e.to_string()),
+                duration: started.elapsed(),
+            });
+        }
+    };
     let target = target_dir_for(config, crate_dir, &package);
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.arg("build")
@@ -208,6 +220,11 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
         .arg("--profile")
         .arg(&config.profile)
         .env("CARGO_TERM_COLOR", "never")
+        // Panics must unwind for the library to catch them and name them,
+        // whatever the candidate's manifest says; a profile setting from
+        // the environment overrides the manifest's. It is the default, so
+        // it changes no fingerprint and costs no rebuild.
+        .env(format!("CARGO_PROFILE_{}_PANIC", config.profile.to_uppercase().replace('-', "_")), "unwind")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -316,6 +333,8 @@ fn cargo_error_text(stderr: &str) -> String {
 fn private_copy(config: &Config, built: &Path, package: &str) -> Result<LoadedLib> {
     let dir = config.target_dir.join("loaded");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| remove_stale_copies(&dir));
     let n = COPIES.fetch_add(1, Ordering::Relaxed);
     let path = dir.join(format!("{package}-{}-{n}{}", std::process::id(), std::env::consts::DLL_SUFFIX));
     // A hard link is instant; rustc replaces its output rather than
@@ -325,4 +344,58 @@ fn private_copy(config: &Config, built: &Path, package: &str) -> Result<LoadedLi
             .with_context(|| format!("cannot copy {} to {}", built.display(), path.display()))?;
     }
     Ok(LoadedLib { path })
+}
+
+/// Removes the private copies left by harness processes that are gone (a
+/// `kill -9`, a crash): a copy is named `<package>-<pid>-<n>.so` after the
+/// process that made it, and is stale once no process has that pid. A
+/// reused pid only keeps a stale copy a while longer.
+fn remove_stale_copies(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = copy_owner(&name)
+            && pid != std::process::id()
+            && !process_alive(pid)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The pid in a private copy's name `<package>-<pid>-<n><suffix>`.
+fn copy_owner(name: &str) -> Option<u32> {
+    let stem = name.strip_suffix(std::env::consts::DLL_SUFFIX)?;
+    let mut parts = stem.rsplit('-');
+    parts.next()?.parse::<u64>().ok()?;
+    parts.next()?.parse().ok()
+}
+
+fn process_alive(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return false };
+    // EPERM means it exists but is not ours: alive.
+    !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_of_dead_processes_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let suffix = std::env::consts::DLL_SUFFIX;
+        let me = std::process::id();
+        // A pid above the kernel's maximum (2^22) belongs to no process.
+        let names =
+            [format!("my-crate-{me}-0{suffix}"), format!("my-crate-99999999-3{suffix}"), "notes-1.txt".to_string()];
+        for n in &names {
+            std::fs::write(dir.path().join(n), b"x").unwrap();
+        }
+        remove_stale_copies(dir.path());
+        let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(left, [true, false, true]);
+        assert_eq!(copy_owner(&format!("a-b-12-7{suffix}")), Some(12));
+        assert_eq!(copy_owner("a-12-7.txt"), None);
+    }
 }

@@ -19,30 +19,10 @@ use harness_contract::wire::{self, Outcome};
 use wait_timeout::ChildExt;
 
 use crate::base::config::Limits;
+use crate::judge::channel;
 use crate::problem::script::Call;
 
-/// Frames from worker to parent: `u32` length, tag byte, body.
-pub mod frame {
-    /// The library loaded and the handshake matched.
-    pub const HELLO: u8 = b'H';
-    /// The handshake did not match: `u32` ABI, `u64` hash, schema text.
-    pub const MISMATCH: u8 = b'M';
-    /// The library could not be loaded or lacks a symbol: a message.
-    pub const LOAD_ERROR: u8 = b'L';
-    /// One call's encoded outcome.
-    pub const OUTCOME: u8 = b'O';
-    pub const CASE_END: u8 = b'C';
-    pub const DONE: u8 = b'Z';
-
-    pub fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
-        let mut f = Vec::with_capacity(body.len() + 5);
-        f.extend_from_slice(&((body.len() + 1) as u32).to_le_bytes());
-        f.push(tag);
-        f.extend_from_slice(body);
-        f
-    }
-}
-
+pub use crate::judge::channel::frame;
 pub use frame::frame;
 
 /// How a worker ended.
@@ -60,6 +40,11 @@ pub enum End {
     Mismatch { abi: u32, hash: u64, schema: String },
     /// The library could not be loaded.
     LoadError(String),
+    /// The result channel carried what no worker writes, or was closed or
+    /// replaced: the candidate wrote into it (see `channel`).
+    Tampered(String),
+    /// The results were well-formed but beyond the channel's limits.
+    TooLarge(String),
 }
 
 /// What one worker run produced.
@@ -135,13 +120,14 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], limit: Duration)
         .with_context(|| format!("cannot start a worker ({})", exe.display()))?;
     let pgid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
 
-    let mut stdout = child.stdout.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    let shape: Vec<usize> = cases.iter().map(|c| c.len()).collect();
     let frames = std::thread::Builder::new()
         .name("worker-frames".into())
         .spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stdout.read_to_end(&mut buf);
-            buf
+            channel::read(stdout, &shape, || {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+            })
         })
         .context("cannot start a thread")?;
     let mut stderr = child.stderr.take().expect("piped");
@@ -179,61 +165,35 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], limit: Duration)
         None => child.wait().context("cannot wait for a worker")?,
     };
     let elapsed = started.elapsed();
-    let frames = frames.join().unwrap_or_default();
+    let stream = frames.join().unwrap_or_default();
     let (kept, output_dropped) = output.join().unwrap_or_default();
-
-    let (cases_out, done, early) = parse_frames(&frames);
-    let end = match early {
-        Some(end) => end,
-        None if done => End::Completed,
-        None if timed_out => End::Timeout,
-        None => match (status.signal(), status.code()) {
-            (Some(sig), _) => End::Signal(sig),
-            (None, Some(code)) => End::Exited(code),
-            (None, None) => End::Exited(-1),
-        },
-    };
-    Ok(Run { cases: cases_out, end, output: String::from_utf8_lossy(&kept).into_owned(), output_dropped, elapsed })
+    let end = end_of(&stream, timed_out, status.signal(), status.code());
+    Ok(Run { cases: stream.cases, end, output: String::from_utf8_lossy(&kept).into_owned(), output_dropped, elapsed })
 }
 
-/// Splits the frame stream. Returns the outcomes per case, whether the
-/// worker said it was done, and an early end (mismatch, load error).
-fn parse_frames(mut data: &[u8]) -> (Vec<Vec<Outcome>>, bool, Option<End>) {
-    let mut cases: Vec<Vec<Outcome>> = vec![Vec::new()];
-    let mut done = false;
-    while data.len() >= 4 {
-        let len = u32::from_le_bytes(data[..4].try_into().unwrap()) as usize;
-        if len == 0 || data.len() < 4 + len {
-            break;
+/// How a run ended, from its frames and its exit status. A broken stream
+/// outranks everything: what it said cannot be believed.
+fn end_of(stream: &channel::Stream, timed_out: bool, signal: Option<i32>, code: Option<i32>) -> End {
+    match (&stream.broken, &stream.mismatch, &stream.load_error) {
+        (Some(channel::Broken::Tampered(why)), ..) => return End::Tampered(why.clone()),
+        (Some(channel::Broken::TooLarge(why)), ..) => return End::TooLarge(why.clone()),
+        (None, Some((abi, hash, schema)), _) => {
+            return End::Mismatch { abi: *abi, hash: *hash, schema: schema.clone() };
         }
-        let (tag, body) = (data[4], &data[5..4 + len]);
-        data = &data[4 + len..];
-        match tag {
-            frame::OUTCOME => {
-                let outcome = wire::decode_outcome(&mut wire::Reader::new(body))
-                    .unwrap_or_else(|e| Outcome::Rejected(format!("garbled outcome: {e}")));
-                cases.last_mut().expect("never empty").push(outcome);
-            }
-            frame::CASE_END => cases.push(Vec::new()),
-            frame::DONE => done = true,
-            frame::MISMATCH if body.len() >= 12 => {
-                let abi = u32::from_le_bytes(body[..4].try_into().unwrap());
-                let hash = u64::from_le_bytes(body[4..12].try_into().unwrap());
-                let schema = String::from_utf8_lossy(&body[12..]).into_owned();
-                return (Vec::new(), false, Some(End::Mismatch { abi, hash, schema }));
-            }
-            frame::LOAD_ERROR => {
-                return (Vec::new(), false, Some(End::LoadError(String::from_utf8_lossy(body).into_owned())));
-            }
-            _ => {}
-        }
+        (None, None, Some(e)) => return End::LoadError(e.clone()),
+        _ => {}
     }
-    // The last entry is the case in progress (or an empty one after the
-    // final CASE_END).
-    if cases.last().is_some_and(|c| c.is_empty()) {
-        cases.pop();
+    match (signal, code) {
+        _ if stream.done => End::Completed,
+        _ if timed_out => End::Timeout,
+        (Some(sig), _) => End::Signal(sig),
+        (None, Some(channel::LOST_EXIT)) => End::Tampered("the result channel was closed or replaced".into()),
+        // The worker's own exit after a frame cut short: a candidate wrote
+        // a partial frame that swallowed the worker's last ones.
+        (None, Some(0)) if stream.incomplete => End::Tampered("the stream ended inside a frame".into()),
+        (None, Some(code)) => End::Exited(code),
+        (None, None) => End::Exited(-1),
     }
-    (cases, done, None)
 }
 
 /// A short name for a signal number.
@@ -258,30 +218,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frames_split_into_cases() {
-        let mut w = wire::Writer::default();
-        wire::encode_outcome(&mut w, &Outcome::Returned(harness_contract::Value::Int(1)));
-        let mut data = frame(frame::HELLO, &[]);
-        data.extend(frame(frame::OUTCOME, &w.buf));
-        data.extend(frame(frame::CASE_END, &[]));
-        data.extend(frame(frame::OUTCOME, &w.buf));
-        // The second case never ended: the worker crashed in it.
-        let (cases, done, early) = parse_frames(&data);
-        assert_eq!(cases.len(), 2);
-        assert_eq!(cases[1].len(), 1);
-        assert!(!done);
-        assert!(early.is_none());
-        data.extend(frame(frame::CASE_END, &[]));
-        data.extend(frame(frame::DONE, &[]));
-        let (cases, done, _) = parse_frames(&data);
-        assert_eq!((cases.len(), done), (2, true));
-    }
-
-    #[test]
-    fn a_truncated_frame_is_ignored() {
-        let mut data = frame(frame::CASE_END, &[]);
-        data.extend_from_slice(&[9, 0, 0, 0, b'O']);
-        let (cases, done, _) = parse_frames(&data);
-        assert_eq!((cases.len(), done), (1, false));
+    fn a_lost_channel_or_a_cut_frame_is_tampering_not_an_exit() {
+        let s = channel::Stream::default();
+        assert_eq!(end_of(&s, false, None, Some(0)), End::Exited(0), "process::exit(0) stays `exited`");
+        assert!(matches!(end_of(&s, false, None, Some(channel::LOST_EXIT)), End::Tampered(_)));
+        let cut = channel::Stream { incomplete: true, ..Default::default() };
+        assert!(matches!(end_of(&cut, false, None, Some(0)), End::Tampered(_)));
+        assert_eq!(end_of(&cut, false, Some(9), None), End::Signal(9), "killed mid-write");
+        let broken = channel::Stream {
+            done: true,
+            broken: Some(channel::Broken::Tampered("junk".into())),
+            ..Default::default()
+        };
+        assert_eq!(end_of(&broken, false, None, Some(0)), End::Tampered("junk".into()), "never a pass");
     }
 }

@@ -240,6 +240,10 @@ pub fn evaluate(steps: &[Step], run: &Run, target: &Target) -> CaseResult {
             format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
         ),
         End::Mismatch { .. } | End::LoadError(_) => (Verdict::Crash, end_text(&run.end)),
+        End::Tampered(why) => {
+            (Verdict::Tampered, format!("the solution wrote into the harness's result channel {during} ({why})"))
+        }
+        End::TooLarge(why) => (Verdict::MemoryLimit, format!("{why} {during}")),
     };
     let mut r = result(verdict, message, failed_at);
     r.actual = actual;
@@ -262,11 +266,21 @@ fn classify_signal(sig: i32, output: &str, target: &Target, during: &str) -> (Ve
             Verdict::MemoryLimit,
             format!("an allocation failed at the {} MiB memory limit {during}", target.limits.memory_bytes >> 20),
         ),
+        SIGABRT if let Some(first) = first_panic(output) => (
+            Verdict::Panic,
+            format!("panicked {during} at {first}, then panicked again while unwinding, which aborted the process"),
+        ),
         SIGABRT => (Verdict::Abort, format!("the process aborted {during} (std::process::abort?)")),
         SIGXCPU => (Verdict::Timeout, format!("the CPU-time limit was reached {during}")),
         SIGKILL => (Verdict::MemoryLimit, format!("the process was killed {during} (out of memory?)")),
         _ => (Verdict::Crash, format!("the process was killed by {} {during}", sandbox::signal_name(sig))),
     }
+}
+
+/// The first panic of a call that a second panic aborted, as the
+/// library's panic hook wrote it to stderr: `<location>: <message>`.
+fn first_panic(output: &str) -> Option<&str> {
+    output.lines().find_map(|l| l.strip_prefix(harness_contract::runtime::FIRST_PANIC_MARK))
 }
 
 fn end_text(end: &End) -> String {
@@ -279,6 +293,8 @@ fn end_text(end: &End) -> String {
             format!("contract mismatch (ABI {abi}, schema {hash:016x})")
         }
         End::LoadError(e) => e.clone(),
+        End::Tampered(why) => format!("the library wrote into the harness's result channel ({why})"),
+        End::TooLarge(why) => why.clone(),
     }
 }
 

@@ -18,6 +18,8 @@ pub enum Verdict {
     /// The process ended without finishing the case (`process::exit`).
     Exited,
     NotImplemented,
+    /// The solution wrote into the harness's result channel, or closed it.
+    Tampered,
     /// The solution did not build (a build-level verdict).
     CompileError,
 }
@@ -35,6 +37,7 @@ impl Verdict {
             Verdict::Crash => "crash",
             Verdict::Exited => "exited",
             Verdict::NotImplemented => "not_implemented",
+            Verdict::Tampered => "tampered",
             Verdict::CompileError => "compile_error",
         }
     }

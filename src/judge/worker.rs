@@ -12,7 +12,7 @@
 
 use std::ffi::c_void;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::Path;
 
@@ -53,6 +53,7 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
         return 3;
     }
     let mut proto = File::from(proto);
+    crate::judge::channel::adopt(&proto);
     let lib = args.lib.to_path_buf();
     let hash = args.schema_hash;
     let runner = std::thread::Builder::new()
@@ -76,8 +77,7 @@ fn set_limits(args: &WorkerArgs<'_>) {
 }
 
 fn send(proto: &mut File, tag: u8, body: &[u8]) {
-    // One write per frame; if the parent is gone there is nobody to tell.
-    let _ = proto.write_all(&frame(tag, body));
+    crate::judge::channel::send(proto, tag, body);
 }
 
 fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {

@@ -91,6 +91,9 @@ impl Domain {
             if lo < 0 || lo > hi {
                 return Err("`len` needs 0 <= low <= high".into());
             }
+            if hi > MAX_LIST_LEN as i64 {
+                return Err(format!("`len` allows lists of at most {MAX_LIST_LEN} items, not {hi}"));
+            }
             Ok(Domain::List(Box::new(Domain::from_toml(inner)?), lo as usize, hi as usize))
         } else {
             Err("unknown domain: use ints, floats, strings, bools, list or clock".into())
@@ -153,6 +156,10 @@ impl Domain {
     }
 }
 
+/// Items in one generated list, at most: a bound on what a typo in `len`
+/// can make the harness allocate.
+pub const MAX_LIST_LEN: usize = 1_000;
+
 /// `[gate.generate]`: how many cases, how long, which operations how often.
 #[derive(Clone, Debug)]
 pub struct GenSpec {
@@ -177,4 +184,17 @@ pub fn domain_key_for<'a>(
         .get_key_value(&format!("{op}.{param}"))
         .or_else(|| domains.get_key_value(param))
         .map(|(k, d)| (k.as_str(), d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_lengths_are_bounded() {
+        let domain = |text: &str| Domain::from_toml(&text.parse::<toml::Table>().unwrap()["d"]);
+        assert!(domain("d = { list = { bools = true }, len = [0, 1000] }").is_ok());
+        let err = domain("d = { list = { bools = true }, len = [0, 4000000000] }").err().unwrap();
+        assert!(err.contains("at most 1000 items"), "{err}");
+    }
 }

@@ -90,8 +90,8 @@ struct RawCase {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawGen {
-    cases: usize,
-    length: [usize; 2],
+    cases: Spanned<u64>,
+    length: Spanned<[u64; 2]>,
     #[serde(default)]
     seed: u64,
     weights: BTreeMap<String, Spanned<u32>>,
@@ -229,17 +229,19 @@ impl Problem {
         self.gates.iter().take(upto).any(|g| g.generate.is_some())
     }
 
-    /// Loads and validates `<problems_dir>/<id>/problem.toml`.
+    /// Loads and validates `<problems_dir>/<id>/problem.toml`. The id must
+    /// be a plain name: a path such as `../problems/x` is refused before it
+    /// can name a folder outside `problems/` (or put a solution inside it).
     pub fn load(problems_dir: &Path, id: &str) -> Result<Problem> {
         let dir = problems_dir.join(id);
         let file = dir.join("problem.toml");
-        if !dir.is_dir() {
+        if !is_id(id) || !dir.is_dir() {
             let known = list_ids(problems_dir).unwrap_or_default();
-            bail!(
-                "no problem `{id}` in {} (known: {})",
-                problems_dir.display(),
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
-            );
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            if !is_id(id) {
+                bail!("`{id}` is not a problem id: ids are lowercase letters, digits and `_` (known: {known})");
+            }
+            bail!("no problem `{id}` in {} (known: {known})", problems_dir.display());
         }
         let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
         let problem = parse(id, &dir, &file, &text)?;
@@ -255,6 +257,17 @@ impl Problem {
         }
         Ok(problem)
     }
+}
+
+/// Generated operations per case, at most: a bound on what a typo in
+/// `generate.length` can make the harness allocate.
+pub const MAX_GENERATED_LENGTH: usize = 10_000;
+/// Generated cases per gate, at most.
+pub const MAX_GENERATED_CASES: usize = 1_000;
+
+/// Whether `id` can name a problem: `[a-z0-9_]+`.
+pub fn is_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// The ids of every problem directory (those holding a `problem.toml`).
@@ -360,11 +373,30 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             Some(spec) => {
                 let span = spec.span();
                 let spec = spec.get_ref();
-                let [lo, hi] = spec.length;
+                let [lo, hi] = *spec.length.get_ref();
                 if lo == 0 || lo > hi {
                     return Err(at(
-                        span,
+                        spec.length.span(),
                         format!("gate {number}: generate.length must be [min, max] with 1 <= min <= max"),
+                    ));
+                }
+                if hi > MAX_GENERATED_LENGTH as u64 {
+                    return Err(at(
+                        spec.length.span(),
+                        format!(
+                            "gate {number}: generate.length allows at most {MAX_GENERATED_LENGTH} operations per case, \
+                             not {hi}"
+                        ),
+                    ));
+                }
+                let (lo, hi) = (lo as usize, hi as usize);
+                let cases = *spec.cases.get_ref();
+                if cases > MAX_GENERATED_CASES as u64 {
+                    return Err(at(
+                        spec.cases.span(),
+                        format!(
+                            "gate {number}: generate.cases allows at most {MAX_GENERATED_CASES} cases, not {cases}"
+                        ),
                     ));
                 }
                 let mut weights = Vec::new();
@@ -407,7 +439,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                         .check(ty)
                         .map_err(|e| at(span.clone(), format!("generate.params for `new.{param}`: {e}")))?;
                 }
-                Some(GenSpec { cases: spec.cases, length: (lo, hi), seed: spec.seed, weights })
+                Some(GenSpec { cases: cases as usize, length: (lo, hi), seed: spec.seed, weights })
             }
         };
         if cases.is_empty() && generate.is_none() {

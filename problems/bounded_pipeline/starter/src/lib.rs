@@ -16,31 +16,31 @@ impl Pipeline for Pool {
     }
 
     fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn take(&mut self, now_ms: u64) -> Option<u64> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn complete(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn fail(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn running(&self) -> Vec<u64> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn queued(&self) -> Vec<u64> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn stats(&self) -> (u64, u64, u64, u64) {
-        todo!()
+        harness_contract::todo!()
     }
 }
 

@@ -14,15 +14,15 @@ impl Dedupe for Guard {
     }
 
     fn seen(&mut self, id: String) -> bool {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn contains(&self, id: String) -> bool {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn remembered(&self) -> usize {
-        todo!()
+        harness_contract::todo!()
     }
 }
 

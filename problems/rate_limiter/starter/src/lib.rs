@@ -14,7 +14,7 @@ impl RateLimiter for Limiter {
     }
 
     fn fixed_allow(&mut self, key: String, now_ms: u64) -> bool {
-        todo!()
+        harness_contract::todo!()
     }
 }
 

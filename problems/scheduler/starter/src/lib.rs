@@ -14,15 +14,15 @@ impl Scheduler for Sched {
     }
 
     fn schedule(&mut self, at_ms: u64, payload: String) -> u64 {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn run_due(&mut self, now_ms: u64) -> Vec<u64> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn next_due(&mut self) -> Option<u64> {
-        todo!()
+        harness_contract::todo!()
     }
 }
 

@@ -14,19 +14,19 @@ impl TokenStreamDiffer for Differ {
     }
 
     fn feed(&mut self, tokens: Vec<String>) -> Result<Vec<String>, DiffError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn close(&mut self) -> Vec<String> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn events(&self) -> Vec<String> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn cursor(&self) -> usize {
-        todo!()
+        harness_contract::todo!()
     }
 }
 

@@ -14,15 +14,15 @@ impl VersionedKv for Store {
     }
 
     fn put(&mut self, key: String, value: i64) -> u64 {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn get(&self, key: String) -> Option<i64> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn version(&self) -> u64 {
-        todo!()
+        harness_contract::todo!()
     }
 }
 

@@ -17,23 +17,23 @@ impl Wal for Store {
     }
 
     fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn add(&mut self, key: String, delta: i64) -> Result<i64, WalError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn delete(&mut self, key: String) -> Result<bool, WalError> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn get(&self, key: String) -> Option<i64> {
-        todo!()
+        harness_contract::todo!()
     }
 
     fn items(&self) -> Vec<(String, i64)> {
-        todo!()
+        harness_contract::todo!()
     }
 }
 
