@@ -40,6 +40,8 @@ pub mod lru_cache;
 pub mod rate_limiter;
 #[cfg(feature = "scheduler")]
 pub mod scheduler;
+#[cfg(feature = "spreadsheet")]
+pub mod spreadsheet;
 #[cfg(feature = "token_stream_differ")]
 pub mod token_stream_differ;
 #[cfg(feature = "versioned_kv")]
