@@ -402,10 +402,10 @@ impl<'a> Parser<'a> {
 }
 
 /// The stack size of the thread the deep-sheet helpers run your code on:
-/// 1 MiB, a stand-in for a sheet millions of cells deep. Recursion as deep
-/// as a chain of 20,000 cells does not fit in it; loops with their own
-/// stack on the heap do.
-pub const SMALL_STACK: usize = 1 << 20;
+/// 512 KiB, a stand-in for a sheet millions of cells deep. Recursion as
+/// deep as a chain of 12,000 cells does not fit in it; loops that keep
+/// their own stack on the heap need a few kilobytes.
+pub const SMALL_STACK: usize = 512 << 10;
 
 /// Moves a value to the helper thread and back. Sound here because the
 /// calling thread blocks until the helper thread has finished, so the sheet
