@@ -145,7 +145,10 @@ pub enum Expr {
     Ref(Cell),
     /// `SUM(a:b)`: the rectangle from `top_left` to `bottom_right`, whatever
     /// corners the formula named.
-    Sum { top_left: Cell, bottom_right: Cell },
+    Sum {
+        top_left: Cell,
+        bottom_right: Cell,
+    },
     /// `NOW()`: the sheet's clock (gate 4).
     Now,
     Neg(Box<Expr>),
@@ -565,7 +568,9 @@ mod tests {
     fn inputs() {
         assert_eq!(parse_input(""), Ok(Content::Empty));
         assert_eq!(parse_input("-12"), Ok(Content::Number(-12)));
-        for bad in ["x", " 1", "1 ", "--1", "-", "=", "=1+", "=A0", "=a1", "=SUM(A1)", "=NOW", "=(1", "=1)", "=SUM(A1:A10001)"] {
+        for bad in
+            ["x", " 1", "1 ", "--1", "-", "=", "=1+", "=A0", "=a1", "=SUM(A1)", "=NOW", "=(1", "=1)", "=SUM(A1:A10001)"]
+        {
             assert_eq!(parse_input(bad), Err(SheetError::BadFormula), "{bad:?}");
         }
         assert!(parse_input("=SUM(A1:A10000)").is_ok());

@@ -11,6 +11,7 @@
 //! - the cycle path is built greedily from distances *to* the cell, found by
 //!   a breadth-first search over the reverse edges.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use harness_contract::spreadsheet::{SheetError, Spreadsheet};
@@ -174,7 +175,12 @@ impl P<'_> {
         }
         if c.is_ascii_digit() {
             let t = self.token();
-            return std::str::from_utf8(t).ok()?.parse::<i64>().ok().filter(|_| t.iter().all(u8::is_ascii_digit)).map(PAst::Lit);
+            return std::str::from_utf8(t)
+                .ok()?
+                .parse::<i64>()
+                .ok()
+                .filter(|_| t.iter().all(u8::is_ascii_digit))
+                .map(PAst::Lit);
         }
         let save = self.i;
         let t = self.token().to_vec();
@@ -288,8 +294,8 @@ impl Book {
         while let Some(id) = queue.pop_front() {
             list.push(id);
             for &rd in &self.nodes[id as usize].readers {
-                if !affected.contains_key(&rd) {
-                    affected.insert(rd, 0);
+                if let Entry::Vacant(e) = affected.entry(rd) {
+                    e.insert(0);
                     queue.push_back(rd);
                 }
             }
@@ -412,8 +418,8 @@ impl Spreadsheet for Book {
                     best = Some(best.map_or(d + 1, |b: usize| b.min(d + 1)));
                     continue;
                 }
-                if !dist.contains_key(&rd) {
-                    dist.insert(rd, d + 1);
+                if let Entry::Vacant(e) = dist.entry(rd) {
+                    e.insert(d + 1);
                     q.push_back((rd, d + 1));
                 }
             }

@@ -15,7 +15,7 @@
 //! so a chain as deep as the sheet cannot overflow the thread's stack.
 //! Reads return the cached value and never evaluate.
 
-use std::collections::hash_map::DefaultHasher;
+use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 
@@ -84,8 +84,8 @@ impl Sheet {
         while let Some(cell) = todo.pop() {
             if let Some(slot) = self.slots.get(&cell) {
                 for &d in &slot.dependents {
-                    if !colour.contains_key(&d) {
-                        colour.insert(d, Colour::White);
+                    if let Entry::Vacant(e) = colour.entry(d) {
+                        e.insert(Colour::White);
                         todo.push(d);
                     }
                 }
@@ -217,8 +217,8 @@ impl Spreadsheet for Sheet {
                     path.reverse();
                     return Ok(Some(path));
                 }
-                if !parent.contains_key(&dep) {
-                    parent.insert(dep, cell);
+                if let Entry::Vacant(e) = parent.entry(dep) {
+                    e.insert(cell);
                     queue.push_back(dep);
                 }
             }
