@@ -42,6 +42,8 @@ pub mod lru_cache;
 pub mod rate_limiter;
 #[cfg(feature = "scheduler")]
 pub mod scheduler;
+#[cfg(feature = "spreadsheet")]
+pub mod spreadsheet;
 #[cfg(feature = "streaming_tokenizer")]
 pub mod streaming_tokenizer;
 #[cfg(feature = "token_stream_differ")]

@@ -1,0 +1,240 @@
+//! Reference solution for `spreadsheet`.
+//!
+//! Every cell that holds something, or that something reads, has a slot
+//! with its content, its cached value and its *dependents*: the cells whose
+//! formulas read it. The forward edges (what a cell reads) are the
+//! formula's own `refs()`; the reverse edges are kept in step with them on
+//! every edit, old ones removed before new ones are added.
+//!
+//! An edit (or a `recalc`) recomputes only the *affected* cells: the edited
+//! ones and everything that reads them, found by walking the reverse edges.
+//! A three-colour depth-first search over the forward edges, restricted to
+//! the affected cells, puts them in dependency order and finds the ones
+//! that are on a cycle or read one (a back edge reaches a grey cell; a
+//! black one is a diamond, which is fine). Both walks use explicit stacks,
+//! so a chain as deep as the sheet cannot overflow the thread's stack.
+//! Reads return the cached value and never evaluate.
+
+use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
+
+use harness_contract::spreadsheet::{Cell, Content, SheetError, Spreadsheet, parse_input};
+
+/// Hash maps with a fixed hasher: the same edits always visit cells in the
+/// same order, so a run can be replayed exactly.
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
+type Set<K> = HashSet<K, BuildHasherDefault<DefaultHasher>>;
+
+struct Slot {
+    content: Content,
+    value: Result<i64, SheetError>,
+    /// The cells whose formulas read this one (the reverse edges).
+    dependents: Set<Cell>,
+}
+
+impl Slot {
+    fn empty() -> Slot {
+        Slot { content: Content::Empty, value: Ok(0), dependents: Set::default() }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Colour {
+    /// Affected, not visited yet.
+    White,
+    /// On the current path of the search: its dependencies are being visited.
+    Grey,
+    /// Done: it and everything it reads are in the order already.
+    Black,
+}
+
+pub struct Sheet {
+    slots: Map<Cell, Slot>,
+    /// Cells whose formula calls `NOW()`.
+    volatile: Set<Cell>,
+    now: i64,
+    evaluations: u64,
+}
+
+impl Sheet {
+    fn slot(&mut self, cell: Cell) -> &mut Slot {
+        self.slots.entry(cell).or_insert_with(Slot::empty)
+    }
+
+    fn refs(&self, cell: Cell) -> &[Cell] {
+        self.slots.get(&cell).map_or(&[], |s| s.content.refs())
+    }
+
+    fn value(&self, cell: Cell) -> Result<i64, SheetError> {
+        self.slots.get(&cell).map_or(Ok(0), |s| s.value)
+    }
+
+    /// Recomputes `sources` and every cell that reads them, directly or not.
+    fn recompute(&mut self, sources: &[Cell]) {
+        // The affected cells, found through the reverse edges. Each starts
+        // white for the ordering search below.
+        let mut colour: Map<Cell, Colour> = Map::default();
+        let mut todo: Vec<Cell> = Vec::new();
+        for &s in sources {
+            if colour.insert(s, Colour::White).is_none() {
+                todo.push(s);
+            }
+        }
+        while let Some(cell) = todo.pop() {
+            if let Some(slot) = self.slots.get(&cell) {
+                for &d in &slot.dependents {
+                    if let Entry::Vacant(e) = colour.entry(d) {
+                        e.insert(Colour::White);
+                        todo.push(d);
+                    }
+                }
+            }
+        }
+
+        // Dependency order by a three-colour depth-first search over what
+        // each affected cell reads, staying inside the affected cells (the
+        // others keep their values). `path` is the explicit recursion stack:
+        // a cell and how many of its references it has visited.
+        let starts: Vec<Cell> = colour.keys().copied().collect();
+        let mut order: Vec<Cell> = Vec::with_capacity(starts.len());
+        let mut broken: Set<Cell> = Set::default();
+        let mut path: Vec<(Cell, usize)> = Vec::new();
+        for start in starts {
+            if colour[&start] != Colour::White {
+                continue;
+            }
+            colour.insert(start, Colour::Grey);
+            path.push((start, 0));
+            while let Some(&(cell, next)) = path.last() {
+                let refs = self.refs(cell);
+                if let Some(&dep) = refs.get(next) {
+                    path.last_mut().unwrap().1 += 1;
+                    match colour.get(&dep) {
+                        // Not affected: its value is already final.
+                        None => {}
+                        // Reached by another path already: a diamond, fine.
+                        Some(Colour::Black) => {}
+                        // An ancestor on the current path: a back edge, so
+                        // this cell is on a cycle.
+                        Some(Colour::Grey) => {
+                            broken.insert(cell);
+                        }
+                        Some(Colour::White) => {
+                            colour.insert(dep, Colour::Grey);
+                            path.push((dep, 0));
+                        }
+                    }
+                } else {
+                    path.pop();
+                    colour.insert(cell, Colour::Black);
+                    // Reading a cell that is on a cycle, or reads one, leaves
+                    // this one without a value too.
+                    if refs.iter().any(|d| broken.contains(d)) {
+                        broken.insert(cell);
+                    }
+                    order.push(cell);
+                }
+            }
+        }
+
+        for cell in order {
+            let value = if broken.contains(&cell) { Err(SheetError::Cycle) } else { self.evaluate(cell) };
+            self.slot(cell).value = value;
+        }
+    }
+
+    /// The value of `cell` from its content and the values of what it reads,
+    /// which are up to date. Counts an evaluation unless the cell is empty or
+    /// reads a cell without a value.
+    fn evaluate(&mut self, cell: Cell) -> Result<i64, SheetError> {
+        let value = match &self.slots[&cell].content {
+            Content::Empty => return Ok(0),
+            Content::Number(n) => *n,
+            Content::Formula(f) => {
+                if f.refs().iter().any(|&r| self.value(r).is_err()) {
+                    return Err(SheetError::Cycle);
+                }
+                f.eval(self.now, |r| self.value(r).unwrap_or(0))
+            }
+        };
+        self.evaluations += 1;
+        Ok(value)
+    }
+}
+
+impl Spreadsheet for Sheet {
+    fn new() -> Self {
+        Sheet { slots: Map::default(), volatile: Set::default(), now: 0, evaluations: 0 }
+    }
+
+    fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
+        let cell = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
+        let content = parse_input(&input)?;
+        if matches!(&content, Content::Formula(f) if f.is_volatile()) {
+            self.volatile.insert(cell);
+        } else {
+            self.volatile.remove(&cell);
+        }
+        let new_refs = content.refs().to_vec();
+        let old = std::mem::replace(&mut self.slot(cell).content, content);
+        // Detach the old forward edges from the reverse index before adding
+        // the new ones, or stale dependents pile up and recompute for nothing.
+        for dep in old.refs() {
+            if let Some(slot) = self.slots.get_mut(dep) {
+                slot.dependents.remove(&cell);
+            }
+        }
+        for dep in new_refs {
+            self.slot(dep).dependents.insert(cell);
+        }
+        self.recompute(&[cell]);
+        Ok(())
+    }
+
+    fn get(&mut self, cell: String) -> Result<i64, SheetError> {
+        let cell = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
+        self.value(cell)
+    }
+
+    fn cycle_path(&mut self, cell: String) -> Result<Option<Vec<String>>, SheetError> {
+        let start = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
+        // Breadth first from the cell along what each cell reads, references
+        // in cell order: the first edge back to the start closes the
+        // shortest cycle, and among the shortest the smallest one.
+        let mut parent: Map<Cell, Cell> = Map::default();
+        let mut queue = VecDeque::from([start]);
+        while let Some(cell) = queue.pop_front() {
+            for &dep in self.refs(cell) {
+                if dep == start {
+                    let mut path = vec![start.to_string()];
+                    let mut at = cell;
+                    while at != start {
+                        path.push(at.to_string());
+                        at = parent[&at];
+                    }
+                    path.push(start.to_string());
+                    path.reverse();
+                    return Ok(Some(path));
+                }
+                if let Entry::Vacant(e) = parent.entry(dep) {
+                    e.insert(cell);
+                    queue.push_back(dep);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn evaluations(&mut self) -> u64 {
+        self.evaluations
+    }
+
+    fn recalc(&mut self, now_ms: i64) {
+        self.now = now_ms;
+        let sources: Vec<Cell> = self.volatile.iter().copied().collect();
+        self.recompute(&sources);
+    }
+}
+
+harness_contract::export!(spreadsheet, Sheet);
