@@ -154,3 +154,41 @@ fn a_second_terminal_is_refused_and_sigterm_ends_the_session_cleanly() {
             .any(|e| e.path().extension().is_some_and(|x| x == "md"))
     );
 }
+
+#[test]
+fn start_after_a_completed_session_records_nothing() {
+    let project = common::versioned_kv_project("harness-e2e");
+    let dir = project.path();
+    let mut first = spawn(dir);
+    first.wait_for("not_implemented", Duration::from_secs(120));
+    // The reference passes every gate: the session completes.
+    let lib = dir.join("solutions/versioned_kv/src/lib.rs");
+    let reference = std::fs::read_to_string(common::root().join("problems/versioned_kv/reference/src/lib.rs")).unwrap();
+    let tmp = dir.join("solutions/versioned_kv/src/.lib.rs.tmp");
+    std::fs::write(&tmp, reference).unwrap();
+    std::fs::rename(&tmp, &lib).unwrap();
+    first.wait_for("All 4 gates passed", Duration::from_secs(240));
+    first.writer.write_all(b"q").unwrap();
+    first.writer.flush().unwrap();
+    assert!(first.wait_exit(Duration::from_secs(20)).success());
+    let done = state(dir);
+    assert_eq!(done["status"], "completed");
+    let files = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("reports")).unwrap().flatten().map(|e| e.path()).collect();
+        v.sort();
+        v
+    };
+    let before = files(dir);
+
+    // A new user's next move: `start` again.
+    let mut second = spawn(dir);
+    let status = second.wait_exit(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    let screen = second.wait_for("is complete", Duration::from_secs(5));
+    assert!(screen.contains("--fresh") && screen.contains("harness report"), "{screen}");
+    assert_eq!(state(dir), done, "the session state is untouched");
+    assert_eq!(files(dir), before, "no new report: no attempt was recorded");
+    let list = common::harness(dir, &["report", "--list"]);
+    let listed = common::text(&list);
+    assert_eq!(listed.lines().filter(|l| l.contains("versioned_kv")).count(), 1, "one attempt: {listed}");
+}

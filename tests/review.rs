@@ -121,6 +121,8 @@ fn mock_report() -> Report {
                 "- get_at(\"a\", 1) -> 10".into(),
                 "+ get_at(\"a\", 1) -> None".into(),
             ],
+            ops: vec![],
+            shrunk_from: None,
         }],
     });
     s.on_time_up(at(60));

@@ -144,6 +144,14 @@ pub fn read_sources(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// `path` as the candidate would type it: relative to the current
+/// directory when it lies below it.
+pub fn shown(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let rel = cwd.as_deref().and_then(|c| path.strip_prefix(c).ok()).filter(|r| !r.as_os_str().is_empty());
+    rel.unwrap_or(path).display().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

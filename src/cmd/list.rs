@@ -38,6 +38,9 @@ pub fn list(config: &Config, json: bool) -> Result<u8> {
         for p in &rows {
             println!("{:<22} {:<40} {} gates, {} min", p.id, p.title, p.gates.len(), p.total_minutes());
             println!("{:<22} {}", "", p.summary);
+            for g in &p.gates {
+                println!("{:<22}   gate {} {:<40} {:>3} min", "", g.number, g.title, g.minutes);
+            }
         }
         if rows.is_empty() {
             println!("no problems in {}", config.problems_dir.display());

@@ -39,34 +39,72 @@ pub fn move_aside(dir: &Path, now_ms: u64) -> Result<PathBuf> {
     Ok(target)
 }
 
-/// Sets up the solution and the session of `problem` in `mode`.
-/// Returns the solution directory and the session to run.
+/// What `start` sets up: the solution crate, the session to run, and
+/// what the candidate should be told about it (printed, and shown again
+/// inside the TUI, whose screen would hide the printed lines).
+pub struct Prepared {
+    pub dir: PathBuf,
+    pub session: Session,
+    pub notes: Vec<String>,
+}
+
+/// Why `start` opens no session: the last one of `problem` ended (every
+/// gate passed, or the time ran out) and its solution is still in place. A
+/// new session on that solution would pass its gates at once and record an
+/// attempt the candidate never made. None when a session may start.
+pub fn ended(saved: Option<&Session>, dir: &Path) -> Option<String> {
+    let s = saved?;
+    if s.resumable() || s.mode != Mode::Practice || !dir.exists() {
+        return None;
+    }
+    let how = match s.status {
+        Status::Completed => format!("is complete: all {} gates passed", s.gate_count),
+        _ => format!("ended when its time ran out, with {} of {} gates passed", s.gates_passed(), s.gate_count),
+    };
+    Some(format!(
+        "The last `{p}` session (started {started}) {how}.\n\
+         Nothing was recorded now: a new session on the same solution would pass its gates at once.\n\
+         \n  harness report {id}           review it (follow-up questions on tab 4)\n  \
+         harness start {p} --fresh   start over (your solution is moved aside, dated)\n  \
+         harness check {p}           judge the solution again, without a clock",
+        p = s.problem,
+        started = fsio::iso(s.started_at_ms),
+        id = s.id,
+    ))
+}
+
+/// Sets up the solution and the session of `problem` in `mode`, or says
+/// why not (see [`ended`]).
 pub fn prepare(
     config: &Config,
     problem: &Problem,
     mode: Mode,
     minutes: Option<u32>,
     fresh: bool,
-) -> Result<(PathBuf, Session)> {
+) -> Result<std::result::Result<Prepared, String>> {
     let now = fsio::now_ms();
     let dir = config.solution_dir(&problem.id);
+    let saved = if fresh || mode == Mode::Mock { None } else { report::load_state(&config.reports_dir, &problem.id)? };
+    if let Some(why) = ended(saved.as_ref(), &dir) {
+        return Ok(Err(why));
+    }
+    let mut notes = Vec::new();
     if fresh && dir.exists() {
         let old = move_aside(&dir, now)?;
-        println!("moved your previous solution to {}", old.display());
+        notes.push(format!("moved your previous solution to {}", fsio::shown(&old)));
     }
     if !dir.exists() {
         create_solution(config, problem, &dir)?;
-        println!("created {} from the starter", dir.display());
+        notes.push(format!("created {} from the starter", fsio::shown(&dir)));
     }
-    let saved = if fresh || mode == Mode::Mock { None } else { report::load_state(&config.reports_dir, &problem.id)? };
     let session = match saved {
         Some(mut s) if s.resumable() => {
             s.on_resume(now);
-            println!(
-                "resuming the session started {} ({} elapsed)",
+            notes.push(format!(
+                "resumed the session started {} ({} elapsed; the clock kept running)",
                 fsio::iso(s.started_at_ms),
                 fsio::clock(s.elapsed_ms(now))
-            );
+            ));
             s
         }
         _ => {
@@ -79,7 +117,10 @@ pub fn prepare(
         }
     };
     report::save_state(&config.reports_dir, &session)?;
-    Ok((dir, session))
+    for note in &notes {
+        println!("{note}");
+    }
+    Ok(Ok(Prepared { dir, session, notes }))
 }
 
 pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Result<u8> {
@@ -88,8 +129,14 @@ pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Re
         bail!(NO_TTY);
     }
     let _lock = report::lock_session(&config.reports_dir, Mode::Practice, &problem.id)?;
-    let (dir, session) = prepare(config, &problem, Mode::Practice, minutes, fresh)?;
-    let (session, report) = crate::ui::practice::run(config, problem, session, dir)?;
+    let Prepared { dir, session, notes } = match prepare(config, &problem, Mode::Practice, minutes, fresh)? {
+        Ok(p) => p,
+        Err(why) => {
+            println!("{why}");
+            return Ok(0);
+        }
+    };
+    let (session, report) = crate::ui::practice::run(config, problem, session, dir, notes)?;
     after(&session, report.as_deref());
     Ok(0)
 }

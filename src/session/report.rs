@@ -225,14 +225,25 @@ impl Report {
                 let _ = writeln!(md, "- gate {gate}: {passed}/{total} cases");
             }
             for f in &run.failures {
+                let shrunk = f.shrunk_from.map_or_else(String::new, |n| {
+                    format!(" (shrunk from {n} to {} operations)", f.ops.len().saturating_sub(1))
+                });
                 let _ = writeln!(
                     md,
-                    "\n### Gate {}: {} — `{}`\n\n{}\n\n```diff\n{}\n```",
+                    "\n### Gate {}: {} — `{}`\n\n{}{shrunk}\n\n```diff\n{}\n```",
                     f.gate,
                     f.case,
                     f.verdict,
                     f.message,
                     f.diff.join("\n")
+                );
+            }
+            if run.failures.iter().any(|f| !f.ops.is_empty()) {
+                let _ = writeln!(
+                    md,
+                    "\nThe JSON beside this file keeps each case's `ops`: save them to a file and run \
+                     `harness replay {} --ops FILE` to rebuild the transcript.",
+                    self.problem
                 );
             }
         }

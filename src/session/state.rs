@@ -172,6 +172,14 @@ pub struct FailureSummary {
     pub message: String,
     /// The transcript diff, one line each, prefixed `  `, `- ` or `+ `.
     pub diff: Vec<String>,
+    /// The case's operations, as `harness replay --ops` reads them
+    /// (`[{"op": …, "args": […]}]`): the failure rebuilt from the report.
+    /// Empty in reports written before they were kept.
+    #[serde(default)]
+    pub ops: Vec<serde_json::Value>,
+    /// A shrunk generated case: how many operations it had before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrunk_from: Option<usize>,
 }
 
 /// The latest judged run.

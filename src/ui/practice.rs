@@ -55,6 +55,7 @@ pub fn run(
     problem: Problem,
     session: Session,
     solution_dir: PathBuf,
+    notes: Vec<String>,
 ) -> Result<(Session, Option<PathBuf>)> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (cmd_tx, cmd_rx) = mpsc::channel::<RunnerCmd>();
@@ -78,7 +79,10 @@ pub fn run(
 
     let mut terminal = ratatui::init();
     let _restore = Restore;
+    let lib = fsio::shown(&solution_dir.join("src/lib.rs"));
     let mut app = App::new(problem, session, solution_dir, fsio::now_ms());
+    app.intro = notes;
+    app.intro.push(format!("your solution: {lib} (every save is judged)"));
     if !app.session.is_running() {
         app.report_path = Some(write_report(config, &app)?);
     }

@@ -28,15 +28,22 @@ pub fn transcripts(result: &CaseResult) -> (Vec<String>, Vec<String>) {
     (expected, actual)
 }
 
+/// Transcripts up to this many operations are shown whole.
+pub const WHOLE_UP_TO: usize = 40;
+
 /// A unified line diff of the transcripts: `  ` same, `- ` expected only,
-/// `+ ` actual only. Long runs of equal lines are folded.
+/// `+ ` actual only. A shrunk case, or any short one, is shown whole: the
+/// operation that set up the failure may be far from where it shows. Only
+/// the long runs of equal lines of a long, unshrunk case are folded.
 pub fn transcript_diff(result: &CaseResult) -> Vec<(char, String)> {
     let (expected, actual) = transcripts(result);
+    let whole = result.shrunk_from.is_some() || expected.len() <= WHOLE_UP_TO;
+    let context = if whole { expected.len().max(actual.len()) + 1 } else { 3 };
     let expected = expected.join("\n") + "\n";
     let actual = actual.join("\n") + "\n";
     let diff = similar::TextDiff::from_lines(&expected, &actual);
     let mut lines = Vec::new();
-    for group in diff.grouped_ops(3) {
+    for group in diff.grouped_ops(context) {
         if !lines.is_empty() {
             lines.push((' ', "…".to_string()));
         }
@@ -148,8 +155,11 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
         }
     }
     let passed = eval.gates_passed();
-    let verdict = if eval.all_passed() {
+    // `--gate N` judges gates 1..=N: "all" would claim the ones it skipped.
+    let verdict = if eval.all_passed() && eval.gates.len() == problem.gates.len() {
         p.c("1;32", "all gates passed")
+    } else if eval.all_passed() {
+        p.c("1;32", &format!("gates 1–{} passed (of {})", eval.gates.len(), problem.gates.len()))
     } else {
         format!("{passed}/{} gates passed", eval.gates.len())
     };
@@ -176,7 +186,8 @@ pub fn strip_ansi(s: &str) -> String {
     out
 }
 
-fn ops_json(result: &CaseResult) -> Json {
+/// A case's operations as `harness replay --ops` reads them.
+pub fn ops_json(result: &CaseResult) -> Json {
     Json::Array(
         result
             .steps

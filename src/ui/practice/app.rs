@@ -128,6 +128,10 @@ pub struct App {
     pub report_path: Option<PathBuf>,
     pub error: Option<String>,
     pub frame: usize,
+    /// What the command said before the TUI opened (a resumed session, a
+    /// solution created or moved, where the solution is): shown on the
+    /// first screen until the first key or save.
+    pub intro: Vec<String>,
 }
 
 const NOTICE_MS: u64 = 6_000;
@@ -155,6 +159,7 @@ impl App {
             report_path: None,
             error: None,
             frame: 0,
+            intro: Vec::new(),
         }
     }
 
@@ -210,7 +215,10 @@ impl App {
             self.notice = None;
         }
         match msg {
-            Msg::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key),
+            Msg::Key(key) if key.kind != KeyEventKind::Release => {
+                self.intro.clear();
+                self.on_key(key)
+            }
             Msg::Key(_) => Vec::new(),
             Msg::Tick => self.on_tick(),
             Msg::Changed => {
@@ -218,6 +226,7 @@ impl App {
                     self.notify("the session has ended: saves are no longer judged", false);
                     return Vec::new();
                 }
+                self.intro.clear();
                 self.session.on_save(self.now_ms);
                 let mut fx = vec![Effect::Persist];
                 fx.extend(self.request_run());
@@ -480,10 +489,12 @@ impl App {
         let available = self.hints().len();
         match self.session.on_hint(self.now_ms, available) {
             Some(i) => {
+                // Hints sit above the statement; the focus stays where it
+                // was, so j/k keep selecting cases.
                 self.statement_gate = self.session.gate;
-                self.focus = Focus::Statement;
+                self.statement_scroll = 0;
                 self.notify(
-                    format!("hint {} of {available} revealed below the statement (counted in the report)", i + 1),
+                    format!("hint {} of {available} revealed above the statement (counted in the report)", i + 1),
                     true,
                 );
                 vec![Effect::Persist]
@@ -534,6 +545,11 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
                 verdict: r.verdict,
                 message: r.message.clone(),
                 diff: results::transcript_diff(r).into_iter().map(|(sign, line)| format!("{sign} {line}")).collect(),
+                ops: match results::ops_json(r) {
+                    serde_json::Value::Array(ops) => ops,
+                    _ => Vec::new(),
+                },
+                shrunk_from: r.shrunk_from.map(|n| n - 1),
             })
             .collect(),
     }

@@ -43,7 +43,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let [header, body, footer] =
         Layout::vertical([Constraint::Length(2), Constraint::Min(5), Constraint::Length(1)]).areas(area);
     draw_header(frame, app, header);
-    let [left, right] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(body);
+    // Below 100 columns the results (counts, case names) get the larger half.
+    let statement = if area.width < 100 { 45 } else { 50 };
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(statement), Constraint::Percentage(100 - statement)]).areas(body);
     draw_statement(frame, app, left);
     draw_results(frame, app, right);
     draw_footer(frame, app, footer);
@@ -88,13 +91,21 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
         Mode::Mock => "mock interview",
     };
     let [top, bottom] = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
-    let title = Line::from(vec![
-        Span::styled(format!(" {} ", app.problem.title), Style::default().add_modifier(Modifier::BOLD)),
-        Span::styled(format!("· {} · {mode}", app.problem.id), Style::default().fg(Color::DarkGray)),
-    ]);
     let t = timer(app);
     let t_width = t.width() as u16;
     let [left, right] = Layout::horizontal([Constraint::Min(10), Constraint::Length(t_width)]).areas(top);
+    // The title, then the mode, then the id: whatever fits whole.
+    let room = left.width as usize;
+    let name = format!(" {} ", app.problem.title);
+    let mut title = vec![Span::styled(truncate(&name, room), Style::default().add_modifier(Modifier::BOLD))];
+    let mut used = name.chars().count();
+    for extra in [format!("· {mode} "), format!("· {} ", app.problem.id)] {
+        if used + extra.chars().count() <= room {
+            used += extra.chars().count();
+            title.push(Span::styled(extra, Style::default().fg(Color::DarkGray)));
+        }
+    }
+    let title = Line::from(title);
     frame.render_widget(Paragraph::new(title), left);
     frame.render_widget(Paragraph::new(Line::from(t)), right);
 
@@ -116,13 +127,15 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(mark, style));
     }
     spans.push(Span::raw("  "));
+    // A mock's pace matters more than the splits, which the summary keeps.
+    if let Some(pace) = pace_label(app) {
+        spans.push(pace);
+        spans.push(Span::raw("  "));
+    }
     for (i, g) in s.gates.iter().enumerate() {
         if let Some(at) = g.passed_at_ms {
             spans.push(Span::styled(format!("g{} {}  ", i + 1, clock(at)), Style::default().fg(Color::Green)));
         }
-    }
-    if let Some(pace) = pace_label(app) {
-        spans.push(pace);
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), bottom);
 }
@@ -181,41 +194,36 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
     );
 }
 
-fn status_line(app: &App) -> Line<'static> {
+fn status_line(app: &App, width: usize) -> Line<'static> {
     let spin = SPINNER[app.frame % SPINNER.len()];
     let secs = |since: u64| app.now_ms.saturating_sub(since) as f64 / 1000.0;
+    let busy = Style::default().fg(Color::Yellow);
+    let dim = Style::default().fg(Color::DarkGray);
     match app.runner {
-        Runner::Preparing => Line::styled(
-            format!("{spin} preparing: building the reference and the hidden cases…"),
-            Style::default().fg(Color::Yellow),
-        ),
-        Runner::Compiling { since_ms } => {
-            Line::styled(format!("{spin} compiling… {:.1} s", secs(since_ms)), Style::default().fg(Color::Yellow))
+        Runner::Preparing => Line::styled(format!("{spin} preparing: building the reference and the cases…"), busy),
+        Runner::Compiling { since_ms } => Line::styled(format!("{spin} compiling… {:.1} s", secs(since_ms)), busy),
+        Runner::Running { since_ms, done, total } => {
+            Line::styled(format!("{spin} running {done}/{total} cases… {:.1} s", secs(since_ms)), busy)
         }
-        Runner::Running { since_ms, done, total } => Line::styled(
-            format!("{spin} running {done}/{total} cases… {:.1} s", secs(since_ms)),
-            Style::default().fg(Color::Yellow),
-        ),
         Runner::Idle => match &app.last {
-            None if app.frozen() => Line::styled("the session has ended", Style::default().fg(Color::DarkGray)),
-            None => {
-                Line::styled("idle: save a file under the solution to judge it", Style::default().fg(Color::DarkGray))
-            }
+            None if app.frozen() => Line::styled("the session has ended", dim),
+            None => Line::styled("idle: save a file under the solution to judge it", dim),
             Some(e) if !e.build.ok => Line::styled(
                 format!("✗ build failed ({:.2} s)", e.build.duration.as_secs_f64()),
                 Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
             ),
             Some(e) => {
                 let cases: usize = e.gates.iter().map(|g| g.total).sum();
-                Line::styled(
-                    format!(
-                        "idle · build {:.2} s · {cases} cases in {:.2} s{}",
-                        e.build.duration.as_secs_f64(),
-                        e.run_time.as_secs_f64(),
-                        if app.rerun_queued { " · rerun queued" } else { "" }
-                    ),
-                    Style::default().fg(Color::DarkGray),
-                )
+                let (build, run) = (e.build.duration.as_secs_f64(), e.run_time.as_secs_f64());
+                let queued = if app.rerun_queued { " · rerun queued" } else { "" };
+                // The long form where it fits, else one a third shorter.
+                let long = format!("idle · build {build:.2} s · {cases} cases in {run:.2} s{queued}");
+                let text = if long.chars().count() <= width {
+                    long
+                } else {
+                    format!("built {build:.1} s · {cases} cases {run:.1} s{queued}")
+                };
+                Line::styled(text, dim)
             }
         },
     }
@@ -228,9 +236,19 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let mut top: Vec<Line<'static>> = vec![status_line(app)];
+    let width = inner.width as usize;
+    // Blank separators only where rows are not short.
+    let roomy = inner.height >= 18;
+    let mut top: Vec<Line<'static>> = Vec::new();
+    for note in &app.intro {
+        top.extend(wrapped(note, width, Style::default().fg(Color::Cyan)));
+    }
+    if !app.intro.is_empty() && roomy {
+        top.push(Line::default());
+    }
+    top.push(status_line(app, width));
     if let Some(err) = &app.error {
-        top.push(Line::styled(format!("error: {err}"), Style::default().fg(Color::Red)));
+        top.extend(wrapped(&format!("error: {err}"), width, Style::default().fg(Color::Red)));
     }
     let Some(eval) = &app.last else {
         frame.render_widget(Paragraph::new(top).wrap(Wrap { trim: false }), inner);
@@ -248,45 +266,58 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)), inner);
         return;
     }
-    top.push(Line::default());
+    if roomy {
+        top.push(Line::default());
+    }
     for g in &eval.gates {
         let passed = g.all_passed();
         let regressed = !passed && app.session.gates.get(g.gate - 1).is_some_and(|s| s.passed_at_ms.is_some());
         let (mark, style) =
             if passed { ("✓", Style::default().fg(Color::Green)) } else { ("✗", Style::default().fg(Color::Red)) };
+        // The counts come before the title, so a narrow pane cuts the title.
+        let head = format!("{mark} gate {} ", g.gate);
+        let counts = format!("{:>7} ", format!("{}/{}", g.passed, g.total));
+        let flag = if regressed { " regression" } else { "" };
+        let room = width.saturating_sub(head.chars().count() + counts.chars().count() + flag.chars().count());
         let mut spans = vec![
-            Span::styled(format!("{mark} gate {} ", g.gate), style.add_modifier(Modifier::BOLD)),
-            Span::raw(format!("{:<28} ", truncate(&g.title, 28))),
-            Span::styled(format!("{}/{}", g.passed, g.total), style),
+            Span::styled(head, style.add_modifier(Modifier::BOLD)),
+            Span::styled(counts, style),
+            Span::raw(truncate(&g.title, room)),
         ];
         if regressed {
-            spans.push(Span::styled("  regression", Style::default().fg(Color::White).bg(Color::Red)));
+            spans.push(Span::styled(flag, Style::default().fg(Color::White).bg(Color::Red)));
         }
         top.push(Line::from(spans));
     }
     let failures = app.failures();
     if !failures.is_empty() {
-        top.push(Line::default());
+        if roomy {
+            top.push(Line::default());
+        }
         top.push(Line::styled(
             format!("Failing cases ({})", failures.len()),
             Style::default().add_modifier(Modifier::BOLD),
         ));
     }
-    let list_room = (inner.height / 3).max(3) as usize;
+    // The case under the list keeps at least its name, verdict and a line
+    // of its transcript; the list gets what is left, a third at most.
+    const DETAIL_MIN: usize = 4;
+    let left = (inner.height as usize).saturating_sub(top.len() + DETAIL_MIN);
+    let list_room = left.min((inner.height as usize / 3).max(3)).max(1);
     let start = app.selected.saturating_sub(list_room.saturating_sub(1));
     for (i, (case, r)) in failures.iter().enumerate().skip(start).take(list_room) {
         let selected = i == app.selected;
         let style = if selected { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
+        let verdict = format!(" {}", r.verdict);
+        let prefix = format!("g{} ", case.gate);
+        let room = width.saturating_sub(2 + prefix.chars().count() + verdict.chars().count());
         top.push(Line::from(vec![
             Span::styled(if selected { "› " } else { "  " }, style),
-            Span::styled(
-                format!("g{} {} ", case.gate, truncate(&case.name, inner.width.saturating_sub(24) as usize)),
-                style,
-            ),
-            Span::styled(format!("{}", r.verdict), style.fg(Color::Red)),
+            Span::styled(format!("{prefix}{}", truncate(&case.name, room)), style),
+            Span::styled(verdict, style.fg(Color::Red)),
         ]));
     }
-    let top_height = (top.len() as u16).min(inner.height.saturating_sub(3));
+    let top_height = (top.len() as u16).min(inner.height.saturating_sub(DETAIL_MIN as u16 - 1));
     let [summary_area, detail_area] =
         Layout::vertical([Constraint::Length(top_height), Constraint::Min(0)]).areas(inner);
     frame.render_widget(Paragraph::new(top), summary_area);
@@ -304,6 +335,14 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
             detail_area,
         );
     }
+}
+
+/// `text` word-wrapped at `width` into lines of one style.
+fn wrapped(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    textwrap::wrap(text, textwrap::Options::new(width.max(8)).subsequent_indent("  "))
+        .into_iter()
+        .map(|l| Line::styled(l.into_owned(), style))
+        .collect()
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -367,29 +406,30 @@ pub fn detail_lines(name: &str, r: &CaseResult) -> Vec<Line<'static>> {
     lines
 }
 
-/// The keys that work right now.
-fn footer_keys(app: &App) -> Vec<(&'static str, String)> {
-    let mut keys = vec![("?", "help".to_string()), ("q", "quit".to_string())];
+/// The keys that work right now, each with its rank: when the footer is
+/// too narrow for all, the lowest ranks go first (`?` lists every key).
+fn footer_keys(app: &App) -> Vec<(u8, &'static str, String)> {
+    let mut keys = vec![(0, "?", "help".to_string()), (0, "q", "quit".to_string())];
     if app.frozen() {
-        keys.push(("s", "summary".into()));
+        keys.push((1, "s", "summary".into()));
         if app.session.mode == Mode::Practice && app.session.status == Status::TimeUp {
-            keys.push(("o", "overtime".into()));
+            keys.push((1, "o", "overtime".into()));
         }
         return keys;
     }
-    keys.push(("e", "edit".into()));
-    keys.push(("r", "rerun".into()));
+    keys.push((3, "e", "edit".into()));
+    keys.push((4, "r", "rerun".into()));
     if app.session.mode == Mode::Practice {
         let (used, n) = (app.session.hints_used(app.session.gate), app.hints().len());
-        keys.push(("h", format!("hint {used}/{n}")));
+        keys.push((2, "h", format!("hint {used}/{n}")));
     }
-    keys.push(("Tab", "pane".into()));
+    keys.push((3, "Tab", "pane".into()));
     if app.session.gate > 1 {
-        keys.push(("←→", "gates".into()));
+        keys.push((5, "←→", "gates".into()));
     }
-    keys.push(("j/k", if app.focus == Focus::Results { "case".into() } else { "scroll".into() }));
+    keys.push((2, "j/k", if app.focus == Focus::Results { "case".into() } else { "scroll".into() }));
     if app.selected_failure().is_some() {
-        keys.push(("x", "export test".into()));
+        keys.push((1, "x", "export test".into()));
     }
     keys
 }
@@ -401,10 +441,19 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             if n.good { Style::default().fg(Color::Green) } else { Style::default().fg(Color::Yellow) },
         ),
         None => {
+            let mut keys = footer_keys(app);
+            let width = |keys: &[(u8, &str, String)]| -> usize {
+                keys.iter().map(|(_, k, l)| k.chars().count() + l.chars().count() + 4).sum()
+            };
+            while width(&keys) > area.width as usize && keys.len() > 2 {
+                let lowest = keys.iter().map(|k| k.0).max().unwrap_or(0);
+                let at = keys.iter().rposition(|k| k.0 == lowest).unwrap_or(keys.len() - 1);
+                keys.remove(at);
+            }
             let mut spans = Vec::new();
-            for (k, label) in footer_keys(app) {
+            for (_, k, label) in keys {
                 spans.push(Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::DarkGray)));
-                spans.push(Span::raw(format!(" {label}  ")));
+                spans.push(Span::raw(format!(" {label} ")));
             }
             Line::from(spans)
         }
@@ -469,12 +518,14 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
         })
         .collect();
     lines.push(Line::default());
+    let gates = match app.session.gate {
+        1 => "gate 1".to_string(),
+        n => format!("gates 1–{n}"),
+    };
     lines.push(Line::from(format!(
-        "Every save under {} builds and judges gates 1–{}. A save during a run",
+        "Every save under {} builds and judges {gates}. A save during a run cancels the stale run and queues exactly one new one.",
         app.solution_dir.display(),
-        app.session.gate
     )));
-    lines.push(Line::from("cancels the stale run and queues exactly one new one."));
     draw_popup(frame, area, "keys", lines, 78);
 }
 
@@ -509,30 +560,62 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
         Status::Running => Line::from(format!("{} of {} gates passed so far.", s.gates_passed(), s.gate_count)),
     };
     let mut lines = vec![headline, Line::default()];
+    // Splits count from the session's start; so does a mock's pace target.
+    let mock = !s.pace_ms.is_empty();
+    lines.push(Line::styled(
+        format!(
+            "gate {:<24} {:>9}  {:>9}  builds  hints",
+            "",
+            "passed at",
+            if mock { "target by" } else { "target" }
+        ),
+        Style::default().fg(Color::DarkGray),
+    ));
     for (g, stats) in app.problem.gates.iter().zip(&s.gates) {
         let at = stats.passed_at_ms.map_or_else(|| "—".to_string(), clock);
-        // A mock's target is its pace: the budget scaled, from the start.
         let target = match s.pace_ms.get(g.number - 1) {
-            Some(&pace) => format!("target by {}", clock(pace)),
-            None => format!("target {} min", g.minutes),
+            Some(&pace) => clock(pace),
+            None => format!("{} min", g.minutes),
         };
         lines.push(Line::from(format!(
-            "gate {}  {:<26} {:>8}  ({target}) · {} builds · {} hints",
+            "{:>4} {:<24} {at:>9}  {target:>9}  {:>6}  {:>5}",
             g.number,
-            truncate(&g.title, 26),
-            at,
+            truncate(&g.title, 24),
             stats.builds,
             stats.hints_used
         )));
+    }
+    if !mock {
+        lines.push(Line::styled(
+            "(passed at: from the session's start; target: the gate's own suggested minutes)",
+            Style::default().fg(Color::DarkGray),
+        ));
     }
     if s.mode == Mode::Mock {
         // The score is explained where the mock ends, not only in the report.
         let score = crate::session::score::score(s);
         lines.push(Line::default());
-        lines.push(Line::styled(format!("Score {:.1}", score.total), Style::default().add_modifier(Modifier::BOLD)));
+        lines.push(Line::styled(
+            format!("Score {:.1} of 100 (+ up to 10 for finishing early)", score.total),
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
         for l in score.breakdown {
             lines.push(Line::from(format!("  {l}")));
         }
+    }
+    let questions: usize =
+        app.problem.gates.iter().take(s.gate.min(s.gate_count)).map(|g| g.followups.len()).sum();
+    if questions > 0 && !s.is_running() {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            format!(
+                "{questions} follow-up question{} for the gates you reached, as an interviewer would ask them: \
+                 answer aloud, then compare with the model answers in `harness report {}` (tab 4) or the .md report.",
+                if questions == 1 { "" } else { "s" },
+                s.id
+            ),
+            Style::default().fg(Color::Cyan),
+        ));
     }
     lines.push(Line::default());
     if let Some(p) = &app.report_path {

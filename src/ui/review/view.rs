@@ -427,6 +427,12 @@ pub fn failure_lines(r: &Report) -> Vec<Line<'static>> {
             Span::styled(format!(" — {}", f.verdict), Style::default().fg(Color::Red)),
         ]));
         lines.push(Line::from(format!("  {}", f.message)));
+        if let Some(n) = f.shrunk_from {
+            lines.push(Line::styled(
+                format!("  shrunk from {n} to {} operations", f.ops.len().saturating_sub(1)),
+                dim(),
+            ));
+        }
         for d in &f.diff {
             let style = if d.starts_with('-') {
                 Style::default().fg(Color::Red)
