@@ -332,3 +332,36 @@ fn mock_without_a_terminal_exits_2_before_drawing_or_naming_anything() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("--minutes must be at least 1"), "{}", text(&out));
 }
+
+fn screen_at(app: &App, w: u16, h: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| view::draw(f, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+#[test]
+fn snapshot_mock_at_80x24_and_the_minimum_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path();
+    let mut app = mock_app();
+    app.intro = vec!["your solution: solutions/mock/versioned_kv/src/lib.rs (every save is judged)".into()];
+    let first = screen_at(&app, 80, 24);
+    assert!(first.contains("solutions/mock/versioned_kv/src/lib.rs"), "the mock says where to work:\n{first}");
+    insta::assert_snapshot!("mock_80x24_first_screen", first);
+    step(&mut app, reports, 0, Msg::Runner(RunnerMsg::Ready));
+    step(&mut app, reports, 6, finished(&[(1, 27, 27)], "// gate 1\n"));
+    insta::assert_snapshot!("mock_80x24_passing", screen_at(&app, 80, 24));
+    step(&mut app, reports, 25, finished(&[(1, 27, 27), (2, 20, 36)], "// gate 2 next\n"));
+    let failing = screen_at(&app, 80, 24);
+    assert!(failing.contains("behind pace") && failing.contains("20/36"), "{failing}");
+    insta::assert_snapshot!("mock_80x24_failing", failing);
+    let (w, h) = (view::MIN_WIDTH, view::MIN_HEIGHT);
+    let small = screen_at(&app, w, h);
+    assert!(small.contains("behind pace") && small.contains("20/36"), "{small}");
+    insta::assert_snapshot!("mock_min_failing", small);
+    step(&mut app, reports, 60, Msg::Tick);
+    app.report_path = Some(PathBuf::from("/home/you/harness/reports/20261130T005320Z-versioned_kv.json"));
+    let summary = screen_at(&app, 80, 24);
+    assert!(summary.contains("Score 31.9 of 100"), "{summary}");
+    insta::assert_snapshot!("mock_80x24_summary", summary);
+}

@@ -151,6 +151,11 @@ fn completed_report() -> Report {
         let all: Vec<(usize, usize)> = (0..g).map(|_| (5, 5)).collect();
         s.on_run(at(m), &outcomes(&all));
     }
+    s.last_run = Some(RunSummary {
+        build_ok: true,
+        gates: vec![(1, 5, 5), (2, 5, 5), (3, 5, 5), (4, 5, 5)],
+        ..Default::default()
+    });
     Report::from_session(&s, &p, at(52), None)
 }
 
@@ -308,4 +313,24 @@ fn empty_and_too_small() {
     let app = Review::new(vec![], vec![]);
     assert!(screen(&app, 80, 20).contains("No reports yet"));
     insta::assert_snapshot!("review_too_small", screen(&review(), 40, 10));
+}
+
+#[test]
+fn snapshot_review_at_80x24_and_the_minimum_size() {
+    let (w, h) = (view::MIN_WIDTH, view::MIN_HEIGHT);
+    insta::assert_snapshot!("review_80x24_list", screen(&review(), 80, 24));
+    insta::assert_snapshot!("review_min_list", screen(&review(), w, h));
+    // The mock has a failing case; the completed practice has none.
+    let mut app = on_mock();
+    insta::assert_snapshot!("review_80x24_overview", screen(&app, 80, 24));
+    press(&mut app, &[KeyCode::Char('2')]);
+    let failing = screen(&app, 80, 24);
+    assert!(failing.contains("get_at(\"a\", 1) -> None"), "{failing}");
+    insta::assert_snapshot!("review_80x24_failures", failing);
+    insta::assert_snapshot!("review_min_failures", screen(&app, w, h));
+    let mut done = review();
+    press(&mut done, &[KeyCode::Enter, KeyCode::Char('2')]);
+    let clean = screen(&done, 80, 24);
+    insta::assert_snapshot!("review_80x24_no_failures", clean);
+    insta::assert_snapshot!("review_min_overview_no_failures", screen(&done, w, h));
 }

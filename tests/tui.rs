@@ -210,3 +210,104 @@ fn snapshot_warning_clock_and_too_small_terminal() {
     assert!(text.contains("05:00 left"), "{text}");
     insta::assert_snapshot!("too_small", screen(&app, 40, 10));
 }
+
+/// Gates 1–3 passed, gate 4 judged with two failing cases.
+fn at_gate_4_failing(app: &mut App) {
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    let passed = [(1, 27, 27), (2, 36, 36), (3, 40, 40)];
+    for g in 1..=3 {
+        app.now_ms = T0 + g as u64 * 12 * MIN;
+        app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&passed[..g], vec![])), vec![])));
+    }
+    assert_eq!(app.session.gate, 4);
+    let (mut case, result) = failing_case(4, "debug: deleting a\n");
+    let mut other = case.clone();
+    other.name = "a conflicted commit leaves the store as it was".into();
+    case.gate = 4;
+    app.now_ms = T0 + 40 * MIN;
+    app.update(Msg::Runner(RunnerMsg::Finished(
+        Box::new(evaluation(
+            &[(1, 27, 27), (2, 36, 36), (3, 40, 40), (4, 37, 39)],
+            vec![(case, result.clone()), (other, result)],
+        )),
+        vec![],
+    )));
+}
+
+fn with_intro(app: &mut App) {
+    app.intro = vec![
+        "resumed the session started 2026-11-30T00:53:20Z (12:00 elapsed; the clock kept running)".into(),
+        "your solution: solutions/versioned_kv/src/lib.rs (every save is judged)".into(),
+    ];
+}
+
+#[test]
+fn snapshot_80x24_first_screen_shows_what_start_said() {
+    let mut app = app();
+    with_intro(&mut app);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("resumed the session") && text.contains("solutions/versioned_kv/src/lib.rs"), "{text}");
+    insta::assert_snapshot!("80x24_fresh", text);
+    // The first key (or save) clears it.
+    app.update(key('j'));
+    assert!(!screen(&app, 80, 24).contains("resumed the session"));
+}
+
+#[test]
+fn snapshot_80x24_failing_keeps_counts_status_and_export() {
+    let mut app = app();
+    at_gate_4_failing(&mut app);
+    let text = screen(&app, 80, 24);
+    for wanted in ["37/39", "27/27", "cases in", "x ", "export", "Failing cases (2)", "get_at"] {
+        assert!(text.contains(wanted), "{wanted:?} missing:\n{text}");
+    }
+    insta::assert_snapshot!("80x24_failing", text);
+}
+
+#[test]
+fn snapshot_80x24_passing() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    insta::assert_snapshot!("80x24_gate_passed", screen(&app, 80, 24));
+}
+
+#[test]
+fn snapshot_minimum_size_keeps_every_pane_useful() {
+    let (w, h) = (view::MIN_WIDTH, view::MIN_HEIGHT);
+    let mut app = app();
+    at_gate_4_failing(&mut app);
+    let text = screen(&app, w, h);
+    // Whole words in the header, never a cut `· pr`.
+    assert!(text.contains("Versioned key-value store · practice "), "{text}");
+    assert!(text.contains("› g4"), "the selected case is listed:\n{text}");
+    assert!(text.contains("get_at"), "the case's transcript shows:\n{text}");
+    insta::assert_snapshot!("min_failing", text);
+    let mut app = self::app();
+    at_gate_2(&mut app);
+    insta::assert_snapshot!("min_gate_passed", screen(&app, w, h));
+}
+
+#[test]
+fn after_a_hint_j_and_k_still_select_cases() {
+    let mut app = app();
+    at_gate_4_failing(&mut app);
+    app.update(key('h'));
+    assert_eq!(app.selected, 0);
+    app.update(key('j'));
+    assert_eq!(app.selected, 1, "j moves to the next failing case");
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("above the statement"), "{text}");
+}
+
+#[test]
+fn the_summary_names_its_columns_and_the_followups() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&[(1, 27, 27), (2, 35, 36)], vec![])), vec![])));
+    app.now_ms = T0 + 90 * MIN;
+    app.update(Msg::Tick);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("passed at") && text.contains("target"), "{text}");
+    assert!(text.contains("follow-up question"), "{text}");
+    insta::assert_snapshot!("80x24_time_up", text);
+}

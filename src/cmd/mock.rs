@@ -207,7 +207,8 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
     let budget_ms = minutes.unwrap_or(config.mock_minutes).max(1) as u64 * 60_000;
     let session = new_session(&problem, budget_ms, now);
     report::save_state(&config.reports_dir, &session)?;
-    let notes = moved.iter().map(|old| format!("the previous mock's solution was moved to {}", fsio::shown(old))).collect();
+    let notes =
+        moved.iter().map(|old| format!("the previous mock's solution was moved to {}", fsio::shown(old))).collect();
     let (session, report) = crate::ui::practice::run(config, problem, session, dir.clone(), notes)?;
     start::after(&session, report.as_deref());
     if let Some(score) = crate::session::score::score_of(&session) {

@@ -348,6 +348,7 @@ impl App {
         for t in self.session.on_run(self.now_ms, &outcomes) {
             match t {
                 Transition::GatePassed { gate, split_ms } => {
+                    self.intro.clear();
                     self.session.snapshots.insert(gate, sources.clone());
                     self.notify(format!("gate {gate} passed at {}", crate::base::fsio::clock(split_ms)), true);
                     fx.push(Effect::Report);

@@ -240,10 +240,12 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     // Blank separators only where rows are not short.
     let roomy = inner.height >= 18;
     let mut top: Vec<Line<'static>> = Vec::new();
-    for note in &app.intro {
+    // Short rows keep the intro only until the first verdict needs them.
+    let intro: &[String] = if roomy || app.last.is_none() { &app.intro } else { &[] };
+    for note in intro {
         top.extend(wrapped(note, width, Style::default().fg(Color::Cyan)));
     }
-    if !app.intro.is_empty() && roomy {
+    if !intro.is_empty() && roomy {
         top.push(Line::default());
     }
     top.push(status_line(app, width));
@@ -269,7 +271,16 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     if roomy {
         top.push(Line::default());
     }
-    for g in &eval.gates {
+    // Where rows are short, the gates that pass collapse into one line.
+    let collapsed = if roomy { 0 } else { eval.gates.iter().take_while(|g| g.all_passed()).count() };
+    if collapsed >= 2 {
+        let cases: usize = eval.gates[..collapsed].iter().map(|g| g.total).sum();
+        top.push(Line::styled(
+            format!("✓ gates 1–{collapsed} pass ({cases} cases)"),
+            Style::default().fg(Color::Green).add_modifier(Modifier::BOLD),
+        ));
+    }
+    for g in eval.gates.iter().skip(if collapsed >= 2 { collapsed } else { 0 }) {
         let passed = g.all_passed();
         let regressed = !passed && app.session.gates.get(g.gate - 1).is_some_and(|s| s.passed_at_ms.is_some());
         let (mark, style) =
@@ -322,7 +333,8 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         Layout::vertical([Constraint::Length(top_height), Constraint::Min(0)]).areas(inner);
     frame.render_widget(Paragraph::new(top), summary_area);
     if let Some((case, result)) = app.selected_failure() {
-        let lines = detail_lines(&case.name, result);
+        // Short rows: the list above already names the selected case.
+        let lines = detail_lines((roomy || detail_area.height >= 10).then_some(case.name.as_str()), result);
         let block =
             Block::default().borders(Borders::TOP).border_style(Style::default().fg(Color::DarkGray)).title(" case ");
         frame.render_widget(
@@ -339,10 +351,10 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
 
 /// `text` word-wrapped at `width` into lines of one style.
 fn wrapped(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
-    textwrap::wrap(text, textwrap::Options::new(width.max(8)).subsequent_indent("  "))
-        .into_iter()
-        .map(|l| Line::styled(l.into_owned(), style))
-        .collect()
+    let options = textwrap::Options::new(width.max(8))
+        .subsequent_indent("  ")
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::wrap(text, options).into_iter().map(|l| Line::styled(l.into_owned(), style)).collect()
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -355,21 +367,25 @@ fn truncate(s: &str, n: usize) -> String {
 
 /// The selected case: message, transcript diff with the changed words
 /// emphasised, and the captured output.
-pub fn detail_lines(name: &str, r: &CaseResult) -> Vec<Line<'static>> {
-    let mut lines = vec![
-        Line::styled(name.to_string(), Style::default().add_modifier(Modifier::BOLD)),
-        Line::from(vec![
-            Span::styled(format!("{} ", r.verdict), Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
-            Span::raw(r.message.clone()),
-        ]),
-    ];
+/// Without a name (where rows are short) it starts at the verdict.
+pub fn detail_lines(name: Option<&str>, r: &CaseResult) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(name) = name {
+        lines.push(Line::styled(name.to_string(), Style::default().add_modifier(Modifier::BOLD)));
+    }
+    lines.push(Line::from(vec![
+        Span::styled(format!("{} ", r.verdict), Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
+        Span::raw(r.message.clone()),
+    ]));
     if let Some(n) = r.shrunk_from {
         lines.push(Line::styled(
             format!("shrunk from {} to {} operations", n - 1, r.steps.len() - 1),
             Style::default().fg(Color::DarkGray),
         ));
     }
-    lines.push(Line::default());
+    if name.is_some() {
+        lines.push(Line::default());
+    }
     let (expected, actual) = results::transcripts(r);
     let (expected, actual) = (expected.join("\n") + "\n", actual.join("\n") + "\n");
     let diff = similar::TextDiff::from_lines(&expected, &actual);
@@ -563,12 +579,7 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
     // Splits count from the session's start; so does a mock's pace target.
     let mock = !s.pace_ms.is_empty();
     lines.push(Line::styled(
-        format!(
-            "gate {:<24} {:>9}  {:>9}  builds  hints",
-            "",
-            "passed at",
-            if mock { "target by" } else { "target" }
-        ),
+        format!("gate {:<24} {:>9}  {:>9}  builds  hints", "", "passed at", if mock { "target by" } else { "target" }),
         Style::default().fg(Color::DarkGray),
     ));
     for (g, stats) in app.problem.gates.iter().zip(&s.gates) {
@@ -603,8 +614,7 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
             lines.push(Line::from(format!("  {l}")));
         }
     }
-    let questions: usize =
-        app.problem.gates.iter().take(s.gate.min(s.gate_count)).map(|g| g.followups.len()).sum();
+    let questions: usize = app.problem.gates.iter().take(s.gate.min(s.gate_count)).map(|g| g.followups.len()).sum();
     if questions > 0 && !s.is_running() {
         lines.push(Line::default());
         lines.push(Line::styled(

@@ -51,6 +51,13 @@ fn pane(title: String) -> Block<'static> {
 }
 
 fn footer(frame: &mut Frame, area: Rect, keys: &[(&str, &str)]) {
+    // Too narrow for all: the keys before the last (quit) go, from the end.
+    let mut keys = keys.to_vec();
+    let width =
+        |keys: &[(&str, &str)]| keys.iter().map(|(k, l)| k.chars().count() + l.chars().count() + 4).sum::<usize>();
+    while width(&keys) > area.width as usize && keys.len() > 2 {
+        keys.remove(keys.len() - 2);
+    }
     let mut spans = Vec::new();
     for (k, label) in keys {
         spans.push(Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::DarkGray)));
@@ -98,6 +105,9 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
         frame.render_widget(Paragraph::new(text).block(block).wrap(Wrap { trim: true }), body);
     } else {
         let pw = app.reports.iter().map(|r| r.problem.len()).max().unwrap_or(0).max(7) as u16;
+        // Below 80 columns: a shorter date, no time or score columns, and
+        // the problem takes what is left (the detail has the rest).
+        let narrow = body.width < 80;
         let rows: Vec<Row> = app
             .reports
             .iter()
@@ -109,21 +119,33 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
                     "time up" => Style::default().fg(Color::Red),
                     _ => Style::default().fg(Color::Yellow),
                 };
-                Row::new(vec![
-                    Cell::from(row.date),
+                let mut cells = vec![
+                    Cell::from(if narrow { row.date[5..].to_string() } else { row.date }),
                     Cell::from(row.problem),
                     Cell::from(row.mode),
                     Cell::from(Span::styled(row.status, status_style)),
                     Cell::from(Line::from(row.gates).right_aligned()),
                     Cell::from(Line::from(row.time).right_aligned()),
                     Cell::from(Line::from(score_text(row.score)).right_aligned()),
-                ])
+                ];
+                if narrow {
+                    cells.truncate(5);
+                }
+                Row::new(cells)
             })
             .collect();
-        let header_row = Row::new(["date", "problem", "mode", "status", "gates", "time", "score"]).style(dim());
-        let table = Table::new(
-            rows,
-            [
+        let mut names = vec!["date", "problem", "mode", "status", "gates", "time", "score"];
+        let widths = if narrow {
+            names.truncate(5);
+            vec![
+                Constraint::Length(11),
+                Constraint::Fill(1),
+                Constraint::Length(8),
+                Constraint::Length(11),
+                Constraint::Length(5),
+            ]
+        } else {
+            vec![
                 Constraint::Length(16),
                 Constraint::Length(pw),
                 Constraint::Length(8),
@@ -131,13 +153,15 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
                 Constraint::Length(5),
                 Constraint::Length(8),
                 Constraint::Length(5),
-            ],
-        )
-        .header(header_row)
-        .block(block)
-        .column_spacing(2)
-        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
-        .highlight_symbol("› ");
+            ]
+        };
+        let header_row = Row::new(names).style(dim());
+        let table = Table::new(rows, widths)
+            .header(header_row)
+            .block(block)
+            .column_spacing(if narrow { 1 } else { 2 })
+            .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+            .highlight_symbol("› ");
         let mut state = TableState::default().with_selected(Some(app.selected));
         frame.render_stateful_widget(table, body, &mut state);
     }
@@ -173,13 +197,19 @@ fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     let started = format!("{} UTC ", data::date(r.started_at_ms));
     let [left, right] =
         Layout::horizontal([Constraint::Min(10), Constraint::Length(started.chars().count() as u16)]).areas(top);
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(format!(" {} ", r.title), bold()),
-            Span::styled(format!("· {} · {} · {}", r.problem, data::mode_label(r.mode), data::status_label(r)), dim()),
-        ])),
-        left,
-    );
+    // The title, then mode and status, then the id: whatever fits whole.
+    let room = left.width as usize;
+    let name = format!(" {} ", r.title);
+    let mut used = name.chars().count();
+    let mut spans = vec![Span::styled(truncate(&name, room), bold())];
+    for extra in [format!("· {} · {} ", data::mode_label(r.mode), data::status_label(r)), format!("· {} ", r.problem)]
+    {
+        if used + extra.chars().count() <= room {
+            used += extra.chars().count();
+            spans.push(Span::styled(extra, dim()));
+        }
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), left);
     frame.render_widget(Paragraph::new(Span::styled(started, dim())), right);
     let mut facts = vec![Span::styled(format!(" gates {}/{} ", r.gates_passed, r.gate_count), bold())];
     facts.push(Span::raw(format!(
