@@ -10,3 +10,4 @@ pub mod ninety;
 pub mod practice;
 pub mod results;
 pub mod review;
+pub mod wrap;

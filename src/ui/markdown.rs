@@ -1,126 +1,162 @@
-//! A small Markdown renderer for statements: headings, paragraphs (joined,
-//! so the terminal wraps them to the pane), bullet and numbered lists,
-//! fenced code, and inline `code`, **bold** and *emphasis*.
+//! Statements as styled lines: CommonMark parsed by pulldown-cmark
+//! (headings, paragraphs, bullet and numbered lists, fenced code, inline
+//! `code`, **bold** and *emphasis*), wrapped to the pane's width with
+//! hanging indents, so a list item's continuation lines up under its text
+//! and a long example line under its own indentation.
 
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-/// Renders Markdown into lines for a `Paragraph` with wrapping on.
-pub fn render(md: &str) -> Vec<Line<'static>> {
-    let mut out: Vec<Line<'static>> = Vec::new();
-    let mut para: Option<(String, String)> = None; // (prefix, text)
-    let mut in_code = false;
-    let flush = |para: &mut Option<(String, String)>, out: &mut Vec<Line<'static>>| {
-        if let Some((prefix, text)) = para.take() {
-            let mut spans = vec![Span::styled(prefix, Style::default().fg(Color::DarkGray))];
-            spans.extend(inline(&text));
-            out.push(Line::from(spans));
-        }
-    };
-    for raw in md.lines() {
-        let line = raw.trim_end();
-        if line.trim_start().starts_with("```") {
-            flush(&mut para, &mut out);
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            out.push(Line::from(Span::styled(format!("  {line}"), Style::default().fg(Color::Cyan))));
-            continue;
-        }
-        let trimmed = line.trim_start();
-        if trimmed.is_empty() {
-            flush(&mut para, &mut out);
-            if out.last().is_some_and(|l| !l.spans.is_empty()) {
-                out.push(Line::default());
-            }
-            continue;
-        }
-        if let Some(level) = heading_level(trimmed) {
-            flush(&mut para, &mut out);
-            let text = trimmed[level..].trim().to_string();
-            let style = Style::default().add_modifier(Modifier::BOLD).fg(Color::Yellow);
-            out.push(Line::from(Span::styled(text, style)));
-            continue;
-        }
-        // Nested items (indented by two or more spaces) are indented more.
-        let depth = (line.len() - trimmed.len()) / 2;
-        let indent = "  ".repeat(depth + 1);
-        if let Some(rest) = trimmed.strip_prefix("- ").or_else(|| trimmed.strip_prefix("* ")) {
-            flush(&mut para, &mut out);
-            let bullet = if depth == 0 { "•" } else { "◦" };
-            para = Some((format!("{indent}{bullet} "), rest.to_string()));
-            continue;
-        }
-        if let Some((num, rest)) = numbered(trimmed) {
-            flush(&mut para, &mut out);
-            para = Some((format!("{indent}{num}. "), rest.to_string()));
-            continue;
-        }
-        match &mut para {
-            Some((_, text)) => {
-                text.push(' ');
-                text.push_str(trimmed);
-            }
-            None => para = Some((String::new(), trimmed.to_string())),
-        }
-    }
-    flush(&mut para, &mut out);
-    while out.last().is_some_and(|l| l.spans.is_empty()) {
-        out.pop();
-    }
-    out
+use crate::ui::wrap;
+
+fn dim() -> Style {
+    Style::default().fg(Color::DarkGray)
 }
 
-fn heading_level(s: &str) -> Option<usize> {
-    let n = s.chars().take_while(|&c| c == '#').count();
-    (1..=6).contains(&n).then_some(n).filter(|&n| s[n..].starts_with(' '))
+/// The renderer's state while it walks the events.
+struct Render {
+    width: usize,
+    out: Vec<Line<'static>>,
+    /// The inline text of the block being read.
+    spans: Vec<Span<'static>>,
+    /// Bold and emphasis in force.
+    style: Style,
+    /// Open lists: the next number of a numbered one, None for bullets.
+    lists: Vec<Option<u64>>,
+    /// The marker of an item whose first text is still to come.
+    marker: Option<String>,
+    heading: bool,
+    code: bool,
 }
 
-fn numbered(s: &str) -> Option<(&str, &str)> {
-    let digits = s.chars().take_while(char::is_ascii_digit).count();
-    if digits == 0 {
-        return None;
-    }
-    s[digits..].strip_prefix(". ").map(|rest| (&s[..digits], rest))
-}
-
-/// Inline markup: `code`, **bold**, *emphasis*.
-pub fn inline(text: &str) -> Vec<Span<'static>> {
-    let mut spans = Vec::new();
-    let mut plain = String::new();
-    let mut rest = text;
-    let push_plain = |plain: &mut String, spans: &mut Vec<Span<'static>>| {
-        if !plain.is_empty() {
-            spans.push(Span::raw(std::mem::take(plain)));
+impl Render {
+    /// Where an item's text starts: two columns per list level, plus the
+    /// marker of the innermost one.
+    fn indent(&self) -> usize {
+        match self.lists.len() {
+            0 => 0,
+            n => 2 * n + if self.lists[n - 1].is_some() { 3 } else { 2 },
         }
-    };
-    while let Some(c) = rest.chars().next() {
-        let (marker, style) = match c {
-            '`' => ("`", Style::default().fg(Color::Cyan)),
-            '*' if rest.starts_with("**") => ("**", Style::default().add_modifier(Modifier::BOLD)),
-            '*' => ("*", Style::default().add_modifier(Modifier::ITALIC)),
-            _ => {
-                plain.push(c);
-                rest = &rest[c.len_utf8()..];
-                continue;
-            }
+    }
+
+    /// A blank line between top-level blocks (none after a heading).
+    fn separate(&mut self) {
+        if self.lists.is_empty() && self.out.last().is_some_and(|l| l.width() > 0) && !self.heading {
+            self.out.push(Line::default());
+        }
+    }
+
+    fn flush(&mut self) {
+        let spans = std::mem::take(&mut self.spans);
+        let indent = self.indent();
+        let first = match self.marker.take() {
+            Some(m) => vec![Span::styled(format!("{:>w$}", m, w = indent), dim())],
+            None if spans.is_empty() => return,
+            None => vec![Span::raw(" ".repeat(indent))],
         };
-        let body = &rest[marker.len()..];
-        match body.find(marker) {
-            Some(end) if end > 0 => {
-                push_plain(&mut plain, &mut spans);
-                spans.push(Span::styled(body[..end].to_string(), style));
-                rest = &body[end + marker.len()..];
+        self.out.extend(wrap::hanging(first, indent, &spans, self.width));
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(Tag::Heading { .. }) => {
+                self.separate();
+                self.heading = true;
+                self.style = Style::default().add_modifier(Modifier::BOLD).fg(Color::Yellow);
             }
-            _ => {
-                plain.push_str(marker);
-                rest = body;
+            Event::End(TagEnd::Heading(_)) => {
+                self.flush();
+                self.style = Style::default();
+                // `heading` stays set until the next block starts: no blank after it.
             }
+            Event::Start(Tag::Paragraph) => {
+                if self.marker.is_none() {
+                    self.separate();
+                }
+                self.heading = false;
+            }
+            Event::End(TagEnd::Paragraph) => self.flush(),
+            Event::Start(Tag::List(first)) => {
+                self.flush();
+                self.separate();
+                self.heading = false;
+                self.lists.push(first);
+            }
+            Event::End(TagEnd::List(_)) => {
+                self.flush();
+                self.lists.pop();
+            }
+            Event::Start(Tag::Item) => {
+                self.flush();
+                let depth = self.lists.len();
+                let marker = match self.lists.last_mut() {
+                    Some(Some(n)) => {
+                        *n += 1;
+                        format!("{}. ", *n - 1)
+                    }
+                    _ => (if depth <= 1 { "• " } else { "◦ " }).to_string(),
+                };
+                self.marker = Some(marker);
+            }
+            Event::End(TagEnd::Item) => self.flush(),
+            Event::Start(Tag::CodeBlock(_)) => {
+                self.flush();
+                self.separate();
+                self.heading = false;
+                self.code = true;
+            }
+            Event::End(TagEnd::CodeBlock) => self.code = false,
+            Event::Start(Tag::Strong) => self.style = self.style.add_modifier(Modifier::BOLD),
+            Event::End(TagEnd::Strong) => self.style = self.style.remove_modifier(Modifier::BOLD),
+            Event::Start(Tag::Emphasis) => self.style = self.style.add_modifier(Modifier::ITALIC),
+            Event::End(TagEnd::Emphasis) => self.style = self.style.remove_modifier(Modifier::ITALIC),
+            Event::Text(text) if self.code => {
+                let indent = self.indent() + 2;
+                for line in text.lines() {
+                    let code = Line::from(vec![
+                        Span::raw(" ".repeat(indent)),
+                        Span::styled(line.to_string(), Style::default().fg(Color::Cyan)),
+                    ]);
+                    // A long example line continues under its own text.
+                    self.out.extend(wrap::under_itself(&code, 2, self.width));
+                }
+            }
+            Event::Text(text) => self.spans.push(Span::styled(text.into_string(), self.style)),
+            Event::Code(code) => self.spans.push(Span::styled(code.into_string(), self.style.fg(Color::Cyan))),
+            Event::SoftBreak => self.spans.push(Span::styled(" ", self.style)),
+            Event::HardBreak => self.flush(),
+            Event::Rule => {
+                self.flush();
+                self.out.push(Line::styled("─".repeat(self.width.min(40)), dim()));
+            }
+            // HTML, footnotes, tables and the rest: their text, plainly.
+            Event::Html(t) | Event::InlineHtml(t) => self.spans.push(Span::raw(t.into_string())),
+            _ => {}
         }
     }
-    push_plain(&mut plain, &mut spans);
-    spans
+}
+
+/// Renders Markdown into lines at most `width` columns wide.
+pub fn render(md: &str, width: usize) -> Vec<Line<'static>> {
+    let mut r = Render {
+        width: width.max(12),
+        out: Vec::new(),
+        spans: Vec::new(),
+        style: Style::default(),
+        lists: Vec::new(),
+        marker: None,
+        heading: false,
+        code: false,
+    };
+    for event in Parser::new(md) {
+        r.event(event);
+    }
+    r.flush();
+    while r.out.last().is_some_and(|l| l.width() == 0) {
+        r.out.pop();
+    }
+    r.out
 }
 
 #[cfg(test)]
@@ -128,20 +164,23 @@ mod tests {
     use super::*;
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect()
+        lines.iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()).collect()
     }
 
     #[test]
     fn paragraphs_join_and_lists_and_code_keep_their_shape() {
-        let md = "Intro line one\nline two.\n\n- `put(k)` does\n  a thing\n  - nested\n- **bold** item\n\n### Example\n```text\nput(\"a\", 1) -> 1\n```\n";
+        let md = "Intro line one\nline two.\n\n- `put(k)` does\n  a thing\n  - nested\n- **bold** item\n\n1. first\n2. second\n\n### Example\n```text\nput(\"a\", 1) -> 1\n```\n";
         assert_eq!(
-            text(&render(md)),
+            text(&render(md, 80)),
             vec![
                 "Intro line one line two.",
                 "",
                 "  • put(k) does a thing",
                 "    ◦ nested",
                 "  • bold item",
+                "",
+                "  1. first",
+                "  2. second",
                 "",
                 "Example",
                 "  put(\"a\", 1) -> 1",
@@ -150,9 +189,26 @@ mod tests {
     }
 
     #[test]
-    fn unmatched_markers_stay_literal() {
-        let spans = inline("2 * 3 and a `tick");
-        let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
-        assert_eq!(joined, "2 * 3 and a `tick");
+    fn wrapped_items_and_example_lines_hang_under_their_text() {
+        let md = "- `get(key) -> Option<i64>`: the value most recently put under `key`\n\n\
+                  ```text\nput(\"a\", 10) -> 1   # the first write of the store\n```\n";
+        assert_eq!(
+            text(&render(md, 30)),
+            vec![
+                "  • get(key) -> Option<i64>:",
+                "    the value most recently",
+                "    put under key",
+                "",
+                "  put(\"a\", 10) -> 1   # the",
+                "    first write of the store",
+            ]
+        );
+    }
+
+    #[test]
+    fn styles_are_kept_and_unmatched_markers_stay_literal() {
+        let lines = render("2 * 3 and a `tick, **bold**", 80);
+        assert_eq!(text(&lines), vec!["2 * 3 and a `tick, bold"]);
+        assert!(lines[0].spans.iter().any(|s| s.content == "bold" && s.style.add_modifier.contains(Modifier::BOLD)));
     }
 }

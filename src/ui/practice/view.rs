@@ -181,7 +181,7 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
         ]));
         lines.push(Line::default());
     }
-    lines.extend(markdown::render(&gate.statement));
+    lines.extend(markdown::render(&gate.statement, area.width.saturating_sub(2) as usize));
     let locked: Vec<String> =
         ((app.session.gate + 1)..=app.session.gate_count).map(|g| format!("gate {g} 🔒")).collect();
     if !locked.is_empty() && n == app.session.gate {
@@ -263,7 +263,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
             lines.extend(f.lines().map(|l| Line::from(l.to_string())));
         }
         for d in eval.build.diagnostics.iter().filter(|d| d.level == "error") {
-            lines.extend(ansi::to_lines(&d.rendered));
+            lines.extend(ansi::to_lines(&d.rendered, width));
         }
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)), inner);
         return;
