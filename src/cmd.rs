@@ -81,6 +81,7 @@ pub(crate) fn solution_dir(config: &Config, problem: &Problem, judged: Judged) -
             if !dir.is_dir() {
                 bail!("no solution crate at {}", dir.display());
             }
+            contract_reachable(config, problem, &dir)?;
             dir
         }
         Judged::Mutant(name) => {
@@ -92,4 +93,33 @@ pub(crate) fn solution_dir(config: &Config, problem: &Problem, judged: Judged) -
         }
     };
     Ok(dir)
+}
+
+/// A solution crate names the contract by a relative path; copied out of
+/// the project, the path leads nowhere and cargo's own error ("failed to
+/// read …/contract/Cargo.toml") hides why. Say so, with the line to use.
+fn contract_reachable(config: &Config, problem: &Problem, dir: &std::path::Path) -> Result<()> {
+    let manifest = dir.join("Cargo.toml");
+    let Ok(text) = std::fs::read_to_string(&manifest) else { return Ok(()) };
+    let Ok(doc) = toml::from_str::<toml::Table>(&text) else { return Ok(()) };
+    let Some(path) = doc
+        .get("dependencies")
+        .and_then(|d| d.get("harness-contract"))
+        .and_then(|c| c.get("path"))
+        .and_then(|p| p.as_str())
+    else {
+        return Ok(());
+    };
+    if dir.join(path).join("Cargo.toml").is_file() {
+        return Ok(());
+    }
+    bail!(
+        "{}: `harness-contract` has `path = {path:?}`, which leads to no contract crate from {} \
+         (was the crate copied out of the project?). Point it at this project's contract:\n  \
+         harness-contract = {{ path = {:?}, features = [{:?}] }}",
+        manifest.display(),
+        dir.display(),
+        std::fs::canonicalize(&config.contract_dir).unwrap_or_else(|_| config.contract_dir.clone()),
+        problem.id
+    )
 }

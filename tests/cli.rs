@@ -304,7 +304,7 @@ fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
         .iter()
         .find(|c| c.name == "the version counter is global: every key's write takes the next number")
         .unwrap();
-    let (path, note) =
+    let harness::session::export::Exported { path, note, .. } =
         harness::session::export::write_test(&crate_dir, &problem.signature, &case.name, &case.steps).unwrap();
     assert!(note.is_none(), "the crate has an rlib: {note:?}");
     let out = Command::new(env!("CARGO"))
@@ -360,4 +360,16 @@ fn a_new_problem_is_honest_from_the_start() {
     assert!(text(&out).contains("✓ mutant forgets_the_total"), "{}", text(&out));
     let out = harness(p, &["list"]);
     assert!(text(&out).contains("Ring buffer"), "{}", text(&out));
+}
+
+#[test]
+fn a_solution_copied_away_from_its_contract_is_told_how_to_point_back() {
+    let dir = scratch(false);
+    let crate_dir = dir.path().join("elsewhere/sol");
+    copy_dir(&root().join("problems/versioned_kv/starter"), &crate_dir);
+    let out = harness(&root(), &["check", "versioned_kv", "--solution", crate_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("leads to no contract crate") && said.contains("harness-contract = { path = "), "{said}");
+    assert!(said.contains(root().join("contract").to_str().unwrap()), "the absolute path to use: {said}");
 }

@@ -86,9 +86,20 @@ pub fn test_source(sig: &Signature, lib_name: &str, case: &str, steps: &[Step]) 
     )
 }
 
-/// Writes the test into `<solution>/tests/harness_<slug>.rs` (never over an
-/// existing file) and returns its path and a note on what the crate needs.
-pub fn write_test(solution: &Path, sig: &Signature, case: &str, steps: &[Step]) -> Result<(PathBuf, Option<String>)> {
+/// What `write_test` did.
+#[derive(Debug, PartialEq)]
+pub struct Exported {
+    pub path: PathBuf,
+    /// The same test was exported before: nothing was written.
+    pub already: bool,
+    /// What the crate needs for the test to run.
+    pub note: Option<String>,
+}
+
+/// Writes the test into `<solution>/tests/harness_<slug>.rs`, never over an
+/// existing file (another case of the same name goes to `…_2.rs`); the same
+/// case exported again is found, not written twice.
+pub fn write_test(solution: &Path, sig: &Signature, case: &str, steps: &[Step]) -> Result<Exported> {
     let manifest = solution.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).with_context(|| format!("cannot read {}", manifest.display()))?;
     let doc: toml::Table = toml::from_str(&text).with_context(|| format!("cannot parse {}", manifest.display()))?;
@@ -107,17 +118,21 @@ pub fn write_test(solution: &Path, sig: &Signature, case: &str, steps: &[Step]) 
         .is_some_and(|t| t.iter().any(|k| k.as_str() == Some("rlib") || k.as_str() == Some("lib")));
     let dir = solution.join("tests");
     let base = format!("harness_{}", slug(case));
-    let mut path = dir.join(format!("{base}.rs"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{base}_{n}.rs"));
-        n += 1;
-    }
-    crate::base::fsio::write_atomic(&path, test_source(sig, &lib_name, case, steps).as_bytes())?;
+    let source = test_source(sig, &lib_name, case, steps);
     let note = (!has_rlib).then(|| {
         format!("to run it, add \"rlib\" to crate-type in {}: crate-type = [\"cdylib\", \"rlib\"]", manifest.display())
     });
-    Ok((path, note))
+    let mut path = dir.join(format!("{base}.rs"));
+    let mut n = 2;
+    while path.exists() {
+        if std::fs::read_to_string(&path).is_ok_and(|old| old == source) {
+            return Ok(Exported { path, already: true, note });
+        }
+        path = dir.join(format!("{base}_{n}.rs"));
+        n += 1;
+    }
+    crate::base::fsio::write_atomic(&path, source.as_bytes())?;
+    Ok(Exported { path, already: false, note })
 }
 
 #[cfg(test)]
@@ -151,6 +166,24 @@ mod tests {
         );
         assert!(src.contains("vec![\"a\".to_string()]"), "{src}");
         assert!(src.contains("let _ = s.put(\"b\".to_string(), 2_i64);"), "{src}");
+    }
+
+    #[test]
+    fn the_same_case_twice_is_found_not_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"sol\"\n[lib]\ncrate-type = [\"cdylib\", \"rlib\"]\n",
+        )
+        .unwrap();
+        let sig = Signature::parse_for_tests(&[], &[("put", "key: str, value: i64", "u64")], &[]);
+        let one = script::parse("put(\"a\", 1) -> 1", &sig).unwrap();
+        let two = script::parse("put(\"a\", 2) -> 1", &sig).unwrap();
+        let first = write_test(dir.path(), &sig, "c", &one).unwrap();
+        assert!(!first.already && first.path.ends_with("tests/harness_c.rs"));
+        assert_eq!(write_test(dir.path(), &sig, "c", &one).unwrap(), Exported { already: true, ..first });
+        let other = write_test(dir.path(), &sig, "c", &two).unwrap();
+        assert!(!other.already && other.path.ends_with("tests/harness_c_2.rs"), "another case of the same name");
     }
 
     #[test]

@@ -91,6 +91,12 @@ pub enum EventKind {
     TimeUp,
     Completed,
     Quit,
+    /// The process ended without quitting (a crash, `kill -9`, a lost
+    /// terminal); recorded when the session resumes. `since_ms` is the last
+    /// moment the session was known to be open.
+    Interrupted {
+        since_ms: u64,
+    },
 }
 
 /// One moment on the session's timeline.
@@ -250,7 +256,16 @@ impl Session {
         &mut self.gates[i]
     }
 
+    /// Picks the session up again. When it was not quit (its last event is
+    /// not `Quit`), the gap is recorded as an interruption, not left
+    /// unexplained.
     pub fn on_resume(&mut self, now_ms: u64) {
+        if let Some(last) = self.events.last()
+            && last.kind != EventKind::Quit
+        {
+            let since_ms = last.at_ms;
+            self.log(now_ms, EventKind::Interrupted { since_ms });
+        }
         self.log(now_ms, EventKind::Resumed);
     }
 
@@ -465,6 +480,20 @@ mod tests {
         m.on_quit(T0 + 1);
         assert_eq!(m.status, Status::Abandoned);
         assert!(!m.resumable());
+    }
+
+    #[test]
+    fn a_resume_after_no_quit_records_the_interruption() {
+        let mut s = Session::new("p", Mode::Practice, 2, 60 * MIN, T0);
+        s.on_save(T0 + MIN);
+        // Killed here: no quit event. Resumed four minutes later.
+        s.on_resume(T0 + 5 * MIN);
+        let kinds: Vec<&EventKind> = s.events.iter().map(|e| &e.kind).collect();
+        assert_eq!(kinds[2..], [&EventKind::Interrupted { since_ms: MIN }, &EventKind::Resumed]);
+        s.on_quit(T0 + 6 * MIN);
+        s.on_resume(T0 + 9 * MIN);
+        assert_eq!(s.events.last().unwrap().kind, EventKind::Resumed);
+        assert_eq!(s.events[s.events.len() - 2].kind, EventKind::Quit, "a quit is no interruption");
     }
 
     #[test]

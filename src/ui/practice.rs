@@ -174,9 +174,13 @@ pub fn run(
                             &case,
                             &steps,
                         ) {
-                            Ok((path, note)) => {
-                                let mut text = format!("exported to {}", path.display());
-                                if let Some(n) = note {
+                            Ok(e) => {
+                                let mut text = if e.already {
+                                    format!("already exported: {}", fsio::shown(&e.path))
+                                } else {
+                                    format!("exported to {}", fsio::shown(&e.path))
+                                };
+                                if let Some(n) = e.note {
                                     text.push_str(&format!(" — {n}"));
                                 }
                                 app.notify(text, true);

@@ -76,6 +76,10 @@ pub enum Mark {
     Target(usize),
     /// The end of the budget.
     BudgetEnd,
+    /// The session was closed (quit) for this stretch.
+    Closed,
+    /// Where it ended without a quit (a crash or `kill -9`).
+    Interrupted,
 }
 
 const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -91,6 +95,8 @@ impl Mark {
             Mark::GatePassed(g) | Mark::Regression(g) | Mark::Target(g) => digit(g),
             Mark::Hint => '?',
             Mark::BudgetEnd => '┤',
+            Mark::Closed => '░',
+            Mark::Interrupted => '!',
         }
     }
 }
@@ -139,16 +145,52 @@ pub fn targets(r: &Report) -> Vec<u64> {
         .collect()
 }
 
+/// Puts `mark` in column `c`, or, when another mark holds it, in the
+/// nearest free column after it (else before it): two gates passed in
+/// one column both stay visible.
+fn place(cells: &mut [Option<Mark>], c: usize, mark: Mark) {
+    let free = (c..cells.len()).chain((0..c).rev()).find(|&i| cells[i].is_none());
+    if let Some(i) = free {
+        cells[i] = Some(mark);
+    }
+}
+
 /// The session's events drawn in lanes `width` columns wide. The chart
-/// spans the budget, or longer when the session ran into overtime.
+/// spans the session as it went (a 4-minute session fills the width, not
+/// 4 columns of a 90-minute budget); targets and the budget's end beyond
+/// it are left off.
 pub fn timeline(r: &Report, width: usize) -> Timeline {
     let width = width.max(2);
     let last = r.events.iter().map(|e| e.at_ms).max().unwrap_or(0);
-    let span_ms = r.budget_ms.max(r.elapsed_ms).max(last).max(1);
+    let span_ms = r.elapsed_ms.max(last).max(1);
     let col = |at: u64| column(at, span_ms, width);
     let blank = || vec![None; width];
     let (mut saves, mut builds, mut runs, mut gates, mut regressions, mut hints, mut target) =
         (blank(), blank(), blank(), blank(), blank(), blank(), blank());
+    // Closed stretches: from a quit, or the last sign of life before an
+    // interruption, to the resume.
+    let mut closed = blank();
+    let mut quit_at: Option<u64> = None;
+    for e in &r.events {
+        match e.kind {
+            EventKind::Quit => quit_at = Some(e.at_ms),
+            EventKind::Interrupted { since_ms } => {
+                for cell in &mut closed[col(since_ms)..=col(e.at_ms)] {
+                    *cell = Some(Mark::Closed);
+                }
+                closed[col(since_ms)] = Some(Mark::Interrupted);
+                quit_at = None;
+            }
+            EventKind::Resumed => {
+                if let Some(q) = quit_at.take() {
+                    for cell in &mut closed[col(q)..=col(e.at_ms)] {
+                        cell.get_or_insert(Mark::Closed);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     for e in &r.events {
         let c = col(e.at_ms);
         match &e.kind {
@@ -161,19 +203,19 @@ pub fn timeline(r: &Report, width: usize) -> Timeline {
                 let share = if *total_cases == 0 { 0.0 } else { *passed_cases as f64 / *total_cases as f64 };
                 runs[c] = Some(Mark::Run { share });
             }
-            EventKind::GatePassed { gate } => gates[c] = Some(Mark::GatePassed(*gate)),
-            EventKind::Regression { gate } => regressions[c] = Some(Mark::Regression(*gate)),
+            EventKind::GatePassed { gate } => place(&mut gates, c, Mark::GatePassed(*gate)),
+            EventKind::Regression { gate } => place(&mut regressions, c, Mark::Regression(*gate)),
             EventKind::Hint { .. } => hints[c] = Some(Mark::Hint),
             _ => {}
         }
     }
-    if r.budget_ms > 0 {
-        target[col(r.budget_ms)] = Some(Mark::BudgetEnd);
-    }
     for (i, t) in targets(r).into_iter().enumerate() {
         if t <= span_ms {
-            target[col(t)] = Some(Mark::Target(i + 1));
+            place(&mut target, col(t), Mark::Target(i + 1));
         }
+    }
+    if r.budget_ms > 0 && r.budget_ms <= span_ms && target[col(r.budget_ms)].is_none() {
+        target[col(r.budget_ms)] = Some(Mark::BudgetEnd);
     }
     let mut lanes = vec![
         Lane { label: "saves", cells: saves },
@@ -184,6 +226,9 @@ pub fn timeline(r: &Report, width: usize) -> Timeline {
     ];
     if hints.iter().any(Option::is_some) {
         lanes.push(Lane { label: "hints", cells: hints });
+    }
+    if closed.iter().any(Option::is_some) {
+        lanes.push(Lane { label: "closed", cells: closed });
     }
     lanes.push(Lane { label: "targets", cells: target });
     Timeline { span_ms, lanes, ticks: ticks(span_ms, width) }
@@ -290,12 +335,15 @@ pub fn gate_timings(r: &Report) -> Vec<GateTiming> {
 }
 
 /// "1:00 under" / "5:00 over" the gate's own target, once it passed.
+/// In whole seconds, as the times beside it are shown: 06:59 against a
+/// target of 08:00 is 01:01 under, whatever the milliseconds were.
 pub fn against_target(t: &GateTiming) -> Option<String> {
-    let spent = t.spent_ms.filter(|_| t.passed)?;
-    Some(if spent <= t.target_spent_ms {
-        format!("{} under", fsio::clock(t.target_spent_ms - spent))
+    let spent = t.spent_ms.filter(|_| t.passed)? / 1000 * 1000;
+    let target = t.target_spent_ms / 1000 * 1000;
+    Some(if spent <= target {
+        format!("{} under", fsio::clock(target - spent))
     } else {
-        format!("{} over", fsio::clock(spent - t.target_spent_ms))
+        format!("{} over", fsio::clock(spent - target))
     })
 }
 
@@ -557,6 +605,65 @@ mod tests {
         let targets = &t.lanes.last().unwrap().cells;
         assert_eq!(targets[60], Some(Mark::BudgetEnd));
         assert_eq!(targets[30], Some(Mark::Target(1)));
+    }
+
+    #[test]
+    fn a_short_session_fills_the_chart_and_no_gate_hides_another() {
+        let r = report(
+            vec![gate(1, 10, Some(2 * MIN), true), gate(2, 20, Some(2 * MIN + 500), true), gate(3, 30, None, true)],
+            vec![
+                (0, EventKind::Started),
+                (2 * MIN, EventKind::GatePassed { gate: 1 }),
+                (2 * MIN + 500, EventKind::GatePassed { gate: 2 }),
+                (4 * MIN, EventKind::Quit),
+            ],
+            4 * MIN,
+        );
+        let t = timeline(&r, 41);
+        assert_eq!(t.span_ms, 4 * MIN, "the session's 4 minutes, not the 60-minute budget");
+        let gates: Vec<Mark> =
+            t.lanes.iter().find(|l| l.label == "gates").unwrap().cells.iter().flatten().copied().collect();
+        assert_eq!(gates, vec![Mark::GatePassed(1), Mark::GatePassed(2)], "both gates show");
+        assert!(t.lanes.last().unwrap().cells.iter().all(Option::is_none), "every target lies beyond the session");
+    }
+
+    #[test]
+    fn an_interruption_and_a_quit_show_as_closed_stretches() {
+        let r = report(
+            vec![gate(1, 30, None, true)],
+            vec![
+                (0, EventKind::Started),
+                (10 * MIN, EventKind::Save),
+                (20 * MIN, EventKind::Interrupted { since_ms: 10 * MIN }),
+                (20 * MIN, EventKind::Resumed),
+                (30 * MIN, EventKind::Quit),
+                (40 * MIN, EventKind::Resumed),
+            ],
+            60 * MIN,
+        );
+        let t = timeline(&r, 61);
+        let closed = &t.lanes.iter().find(|l| l.label == "closed").unwrap().cells;
+        assert_eq!(closed[10], Some(Mark::Interrupted));
+        assert!(closed[11..=20].iter().all(|c| *c == Some(Mark::Closed)));
+        assert_eq!(closed[25], None);
+        assert!(closed[30..=40].iter().all(|c| *c == Some(Mark::Closed)));
+        assert_eq!(closed[41], None);
+    }
+
+    #[test]
+    fn under_and_over_count_whole_seconds_as_shown() {
+        let t = GateTiming {
+            gate: 1,
+            title: String::new(),
+            reached: true,
+            passed: true,
+            at_ms: Some(419_400),
+            spent_ms: Some(419_400),
+            target_at_ms: 8 * MIN,
+            target_spent_ms: 8 * MIN,
+        };
+        // Shown as 06:59 against 08:00.
+        assert_eq!(against_target(&t).unwrap(), "01:01 under");
     }
 
     #[test]

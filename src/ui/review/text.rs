@@ -92,7 +92,8 @@ fn timeline(md: &mut String, r: &Report) {
     let _ = writeln!(
         md,
         "```\n\nsaves `·`, builds `●` (`✗` failed), test runs `▁`…`█` by the share of cases passing, \
-         gates passed and regressions by gate number, targets by gate number (`┤` the end of the budget)."
+         gates passed and regressions by gate number, targets by gate number (`┤` the end of the budget), \
+         closed stretches `░` (`!` where the session ended without a quit: a crash or `kill -9`)."
     );
 }
 

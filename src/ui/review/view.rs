@@ -270,7 +270,8 @@ fn mark_style(m: Mark) -> Style {
         Mark::Regression(_) => Style::default().fg(Color::White).bg(Color::Red),
         Mark::Hint => Style::default().fg(Color::Magenta),
         Mark::Target(_) => Style::default().fg(Color::Cyan),
-        Mark::BudgetEnd => dim(),
+        Mark::BudgetEnd | Mark::Closed => dim(),
+        Mark::Interrupted => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
     }
 }
 
@@ -343,7 +344,10 @@ fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     let width = area.width.saturating_sub(2) as usize;
     let mut lines: Vec<Line<'static>> = Vec::new();
     if let Some(score) = &r.score {
-        lines.push(Line::styled(format!("Score {:.1}", score.total), bold().fg(Color::Cyan)));
+        lines.push(Line::styled(
+            format!("Score {:.1} of 100 (+ up to 10 for finishing early)", score.total),
+            bold().fg(Color::Cyan),
+        ));
         for l in &score.breakdown {
             lines.push(Line::from(format!("  • {l}")));
         }
@@ -691,6 +695,17 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
         legend.push(Span::raw(format!("gate {}   ", g + 1)));
     }
     let [legend_area, chart_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(chart_area);
+    if attempts.len() < 2 {
+        // A line needs two points: one attempt is shown as bars instead.
+        frame.render_widget(
+            Paragraph::new(single_attempt(attempts.first(), chart_area.width.saturating_sub(2) as usize))
+                .block(pane("Time to pass each gate (minutes from the start)".into())),
+            chart_area,
+        );
+        draw_attempts_table(frame, &attempts, gates, table_area);
+        footer(frame, foot, &[("←→", "problem"), ("Esc", "back"), ("q", "quit")]);
+        return;
+    }
     frame.render_widget(Paragraph::new(Line::from(legend)), legend_area);
     let chart = Chart::new(datasets)
         .legend_position(None)
@@ -702,7 +717,36 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
             minutes(y_max),
         ]));
     frame.render_widget(chart, chart_area);
+    draw_attempts_table(frame, &attempts, gates, table_area);
+    footer(frame, foot, &[("←→", "problem"), ("Esc", "back"), ("q", "quit")]);
+}
 
+/// The one attempt there is: a bar per gate, its time to pass.
+fn single_attempt(attempt: Option<&data::Attempt>, width: usize) -> Vec<Line<'static>> {
+    let Some(a) = attempt else {
+        return vec![Line::styled("No attempt of this problem yet.", dim())];
+    };
+    let mut lines =
+        vec![Line::styled("One attempt so far: the chart of attempts starts with the second.", dim()), Line::default()];
+    let scale = a.passed_at.iter().flatten().copied().max().unwrap_or(0);
+    let room = width.saturating_sub(8 + 1 + 9);
+    for (g, at) in a.passed_at.iter().enumerate() {
+        let color = GATE_COLORS[g % GATE_COLORS.len()];
+        let mut spans = vec![Span::raw(format!("gate {:<3}", g + 1))];
+        match at {
+            Some(ms) => {
+                let (filled, _) = data::bar(*ms, 0, scale, room);
+                spans.push(Span::styled("█".repeat(filled.max(1)), Style::default().fg(color)));
+                spans.push(Span::raw(format!(" {}", clock(*ms))));
+            }
+            None => spans.push(Span::styled("not passed", dim())),
+        }
+        lines.push(Line::from(spans));
+    }
+    lines
+}
+
+fn draw_attempts_table(frame: &mut Frame, attempts: &[data::Attempt], gates: usize, table_area: Rect) {
     let mut header_cells = vec!["#".to_string(), "date".into(), "mode".into(), "status".into()];
     header_cells.extend((1..=gates).map(|g| format!("gate {g}")));
     header_cells.push("score".into());
@@ -729,7 +773,6 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
     // The newest attempts matter most: show the end of a long table.
     let mut state = TableState::default().with_selected(attempts.len().checked_sub(1));
     frame.render_stateful_widget(table, table_area, &mut state);
-    footer(frame, foot, &[("←→", "problem"), ("Esc", "back"), ("q", "quit")]);
 }
 
 #[cfg(test)]
