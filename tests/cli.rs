@@ -373,3 +373,23 @@ fn a_solution_copied_away_from_its_contract_is_told_how_to_point_back() {
     assert!(said.contains("leads to no contract crate") && said.contains("harness-contract = { path = "), "{said}");
     assert!(said.contains(root().join("contract").to_str().unwrap()), "the absolute path to use: {said}");
 }
+
+#[test]
+fn list_names_every_gate() {
+    let out = harness(&root(), &["list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    for gate in ["gate 1 Store and read", "gate 4 Optimistic transactions"] {
+        assert!(said.contains(gate), "{gate:?} missing:\n{said}");
+    }
+}
+
+#[test]
+fn a_check_of_some_gates_never_claims_all() {
+    let p = common::versioned_kv();
+    let some = common::evaluation(&[(1, 27, 27), (2, 36, 36)], vec![]);
+    let said = harness::ui::results::render_text(&p, &some, false);
+    assert!(said.ends_with("result: gates 1–2 passed (of 4)\n"), "{said}");
+    let all = common::evaluation(&[(1, 27, 27), (2, 36, 36), (3, 40, 40), (4, 39, 39)], vec![]);
+    assert!(harness::ui::results::render_text(&p, &all, false).ends_with("result: all gates passed\n"));
+}
