@@ -311,3 +311,21 @@ fn the_summary_names_its_columns_and_the_followups() {
     assert!(text.contains("follow-up question"), "{text}");
     insta::assert_snapshot!("80x24_time_up", text);
 }
+
+#[test]
+fn the_summary_and_help_fit_the_minimum_size() {
+    let (w, h) = (view::MIN_WIDTH, view::MIN_HEIGHT);
+    let mut app = app();
+    at_gate_2(&mut app);
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&[(1, 27, 27), (2, 35, 36)], vec![])), vec![])));
+    app.now_ms = T0 + 90 * MIN;
+    app.update(Msg::Tick);
+    let summary = screen(&app, w, h);
+    assert!(summary.contains("[q] quit") && summary.contains("11:00     12 min"), "{summary}");
+    insta::assert_snapshot!("min_summary", summary);
+    let mut app = self::app();
+    app.update(key('?'));
+    let help = screen(&app, w, h);
+    assert!(help.contains("o  after time is up"), "every key keeps a row:\n{help}");
+    insta::assert_snapshot!("min_help", help);
+}

@@ -483,11 +483,44 @@ fn popup(area: Rect, width: u16, height: u16) -> Rect {
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
 }
 
+/// The width inside a popup of `width` drawn over `area`.
+fn popup_inner(area: Rect, width: u16) -> usize {
+    width.min(area.width.saturating_sub(2)).saturating_sub(2).max(1) as usize
+}
+
+/// `line` cut to `width` columns, its styles kept, `…` at the cut.
+fn cut_line(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut left = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        if left == 0 {
+            break;
+        }
+        let text: String = span.content.chars().take(left).collect();
+        left -= text.chars().count();
+        spans.push(Span::styled(text, span.style));
+    }
+    spans.push(Span::raw("…"));
+    Line::from(spans)
+}
+
 fn draw_popup(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>, width: u16) {
     // Room for wrapped lines: each takes ceil(width / inner width) rows.
-    let inner = width.min(area.width.saturating_sub(2)).saturating_sub(2).max(1) as usize;
-    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
-    let rect = popup(area, width, rows as u16 + 2);
+    let inner = popup_inner(area, width);
+    let rows = |lines: &[Line<'static>]| -> usize { lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum() };
+    let room = area.height.saturating_sub(4) as usize;
+    let mut lines = lines;
+    // A short window: first the blank lines go, then every line keeps one row.
+    if rows(&lines) > room {
+        lines.retain(|l| l.width() > 0);
+    }
+    if rows(&lines) > room {
+        lines = lines.into_iter().map(|l| cut_line(l, inner)).collect();
+    }
+    let rect = popup(area, width, rows(&lines) as u16 + 2);
     frame.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -578,8 +611,10 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines = vec![headline, Line::default()];
     // Splits count from the session's start; so does a mock's pace target.
     let mock = !s.pace_ms.is_empty();
+    // The title gives way in a narrow window: every column stays.
+    let tw = popup_inner(area, 84).saturating_sub(41).clamp(8, 24);
     lines.push(Line::styled(
-        format!("gate {:<24} {:>9}  {:>9}  builds  hints", "", "passed at", if mock { "target by" } else { "target" }),
+        format!("gate {:<tw$} {:>9}  {:>9}  builds  hints", "", "passed at", if mock { "target by" } else { "target" }),
         Style::default().fg(Color::DarkGray),
     ));
     for (g, stats) in app.problem.gates.iter().zip(&s.gates) {
@@ -589,9 +624,9 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
             None => format!("{} min", g.minutes),
         };
         lines.push(Line::from(format!(
-            "{:>4} {:<24} {at:>9}  {target:>9}  {:>6}  {:>5}",
+            "{:>4} {:<tw$} {at:>9}  {target:>9}  {:>6}  {:>5}",
             g.number,
-            truncate(&g.title, 24),
+            truncate(&g.title, tw),
             stats.builds,
             stats.hints_used
         )));
