@@ -488,7 +488,11 @@ fn draw_failures(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
         Some(n) if n > 0 => format!("The last run: {n} failing case{}", if n == 1 { "" } else { "s" }),
         _ => "The last run".to_string(),
     };
-    scrolled(frame, area, title, failure_lines(r), app.scroll);
+    // Wrapped rows hang under their own text: a long case name under the
+    // name, a long transcript line under its operation.
+    let width = area.width.saturating_sub(2) as usize;
+    let lines = failure_lines(r).iter().flat_map(|l| crate::ui::wrap::under_itself(l, 2, width)).collect();
+    scrolled(frame, area, title, lines, app.scroll);
 }
 
 fn diff_line(kind: DiffKind, text: &str) -> Line<'static> {
