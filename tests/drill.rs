@@ -130,3 +130,21 @@ fn a_short_drill_in_a_real_terminal_saves_each_grade() {
     assert_eq!(state.cards["thirty_questions/lru-doubly-linked"].last_grade, Grade::Missed);
     assert_eq!(state.cards["thirty_questions/sentinels"].last_grade, Grade::InTime);
 }
+
+#[test]
+fn first_ninety_seconds_screen() {
+    use harness::ui::ninety::{Ninety, draw as draw_ninety};
+    let p = common::versioned_kv();
+    let mut n = Ninety::new(&p.title, &p.summary, T0);
+    for c in "yes: a log".chars() {
+        n.update(key(c), T0 + 5_000);
+    }
+    n.update(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), T0 + 6_000);
+    n.update(key('g'), T0 + 31_000);
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| draw_ninety(f, &n)).unwrap();
+    insta::assert_snapshot!("first_ninety", terminal.backend().to_string());
+    let mut small = Terminal::new(TestBackend::new(60, 16)).unwrap();
+    small.draw(|f| draw_ninety(f, &n)).unwrap();
+    insta::assert_snapshot!("first_ninety_minimum", small.backend().to_string());
+}

@@ -192,3 +192,35 @@ fn start_after_a_completed_session_records_nothing() {
     let listed = common::text(&list);
     assert_eq!(listed.lines().filter(|l| l.contains("versioned_kv")).count(), 1, "one attempt: {listed}");
 }
+
+#[test]
+fn a_new_session_opens_on_the_first_ninety_seconds_and_keeps_the_answers() {
+    let project = common::versioned_kv_project("harness-e2e");
+    let dir = project.path();
+    let config = dir.join("harness.toml");
+    let toml = std::fs::read_to_string(&config).unwrap().replace("first_ninety = false", "first_ninety = true");
+    std::fs::write(&config, toml).unwrap();
+    let mut session = spawn(dir);
+    session.wait_for("the first ninety seconds", Duration::from_secs(60));
+    session.wait_for("Is the input replayable", Duration::from_secs(10));
+    for answer in ["yes, a log", "global", "no undo"] {
+        session.writer.write_all(answer.as_bytes()).unwrap();
+        session.writer.write_all(b"\r").unwrap();
+        session.writer.flush().unwrap();
+    }
+    session.wait_for("Gate 1: Store and read", Duration::from_secs(30));
+    let answers = state(dir)["first_ninety"].clone();
+    assert_eq!(answers[0]["answer"], "yes, a log", "{answers}");
+    assert_eq!(answers[1]["answer"], "global");
+    assert_eq!(answers[2]["question"], "Will I ever need to undo?");
+    session.writer.write_all(b"q").unwrap();
+    session.writer.flush().unwrap();
+    session.wait_for("Quit?", Duration::from_secs(10));
+    session.writer.write_all(b"y").unwrap();
+    session.writer.flush().unwrap();
+    assert!(session.wait_exit(Duration::from_secs(20)).success());
+    // Resuming never asks again.
+    let again = spawn(dir);
+    again.wait_for("Gate 1: Store and read", Duration::from_secs(30));
+    assert!(!again.contents().contains("the first ninety seconds"));
+}

@@ -24,6 +24,8 @@ struct RawConfig {
     build: RawBuild,
     #[serde(default)]
     mock: RawMock,
+    #[serde(default)]
+    practice: RawPractice,
 }
 
 #[derive(Deserialize, Default)]
@@ -58,6 +60,12 @@ struct RawMock {
     minutes: Option<u32>,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPractice {
+    first_ninety: Option<bool>,
+}
+
 /// Limits applied to every run of candidate code.
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -85,6 +93,8 @@ pub struct Config {
     pub profile: String,
     pub limits: Limits,
     pub mock_minutes: u32,
+    /// Whether a new session opens on the first-ninety-seconds screen.
+    pub first_ninety: bool,
 }
 
 impl Config {
@@ -132,15 +142,16 @@ impl Config {
             profile,
             limits: Limits { output_bytes: raw.limits.output_kb.unwrap_or(64) << 10, jobs, ..limits },
             mock_minutes: raw.mock.minutes.unwrap_or(90),
+            first_ninety: raw.practice.first_ninety.unwrap_or(true),
         })
     }
 
-    /// Where the candidate's solution for `problem` lives.
     /// The drill's decks: `drill/*.toml` beside `harness.toml`.
     pub fn drill_dir(&self) -> PathBuf {
         self.root.join("drill")
     }
 
+    /// Where the candidate's solution for `problem` lives.
     pub fn solution_dir(&self, problem: &str) -> PathBuf {
         self.solutions_dir.join(problem)
     }

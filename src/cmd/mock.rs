@@ -205,8 +205,9 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
     let dir = solution_dir(config, &problem.id);
     let moved = fresh_solution(config, &problem, &dir, now)?;
     let budget_ms = minutes.unwrap_or(config.mock_minutes).max(1) as u64 * 60_000;
-    let session = new_session(&problem, budget_ms, now);
+    let mut session = new_session(&problem, budget_ms, now);
     report::save_state(&config.reports_dir, &session)?;
+    start::first_ninety(config, &problem, &mut session)?;
     let notes =
         moved.iter().map(|old| format!("the previous mock's solution was moved to {}", fsio::shown(old))).collect();
     let (session, report) = crate::ui::practice::run(config, problem, session, dir.clone(), notes)?;
@@ -252,6 +253,7 @@ mod tests {
             events: Vec::new(),
             score: None,
             metrics: None,
+            first_ninety: None,
         }
     }
 

@@ -46,6 +46,8 @@ pub struct Prepared {
     pub dir: PathBuf,
     pub session: Session,
     pub notes: Vec<String>,
+    /// A new session rather than one resumed.
+    pub new: bool,
 }
 
 /// Why `start` opens no session: the last one of `problem` ended (every
@@ -97,6 +99,7 @@ pub fn prepare(
         create_solution(config, problem, &dir)?;
         notes.push(format!("created {} from the starter", fsio::shown(&dir)));
     }
+    let new = !saved.as_ref().is_some_and(Session::resumable);
     let session = match saved {
         Some(mut s) if s.resumable() => {
             s.on_resume(now);
@@ -120,7 +123,7 @@ pub fn prepare(
     for note in &notes {
         println!("{note}");
     }
-    Ok(Ok(Prepared { dir, session, notes }))
+    Ok(Ok(Prepared { dir, session, notes, new }))
 }
 
 pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Result<u8> {
@@ -129,16 +132,33 @@ pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Re
         bail!(NO_TTY);
     }
     let _lock = report::lock_session(&config.reports_dir, Mode::Practice, &problem.id)?;
-    let Prepared { dir, session, notes } = match prepare(config, &problem, Mode::Practice, minutes, fresh)? {
+    let Prepared { dir, mut session, notes, new } = match prepare(config, &problem, Mode::Practice, minutes, fresh)? {
         Ok(p) => p,
         Err(why) => {
             println!("{why}");
             return Ok(0);
         }
     };
+    if new {
+        first_ninety(config, &problem, &mut session)?;
+    }
     let (session, report) = crate::ui::practice::run(config, problem, session, dir, notes)?;
     after(&session, report.as_deref());
     Ok(0)
+}
+
+/// The first-ninety-seconds screen of a new session, unless `harness.toml`
+/// turns it off; its answers are saved with the session at once. The
+/// session's clock is already running: the ninety seconds are part of it.
+pub fn first_ninety(config: &Config, problem: &Problem, session: &mut Session) -> Result<()> {
+    if !config.first_ninety {
+        return Ok(());
+    }
+    let answers = crate::ui::ninety::run(&problem.title, &problem.summary)?;
+    session.first_ninety = Some(
+        answers.into_iter().map(|(question, answer)| crate::session::state::Answer { question, answer }).collect(),
+    );
+    report::save_state(&config.reports_dir, session)
 }
 
 /// What to print once the terminal is back.

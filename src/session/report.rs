@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::fsio;
 use crate::problem::model::{Followup, Problem};
 use crate::session::metrics::{self, Metrics};
-use crate::session::state::{Event, Mode, RunSummary, Session, SourceFile, Status};
+use crate::session::state::{Answer, Event, Mode, RunSummary, Session, SourceFile, Status};
 
 /// Version of the report file format.
 pub const REPORT_FORMAT_VERSION: u32 = 1;
@@ -81,6 +81,9 @@ pub struct Report {
     /// (`session::metrics`). None in reports written before they were kept.
     #[serde(default)]
     pub metrics: Option<Metrics>,
+    /// The answers given on the first-ninety-seconds screen.
+    #[serde(default)]
+    pub first_ninety: Option<Vec<Answer>>,
 }
 
 impl Report {
@@ -127,6 +130,34 @@ impl Report {
             events: session.events.clone(),
             score,
             metrics: Some(session_metrics(session, problem, now_ms)),
+            first_ninety: session.first_ninety.clone(),
+        }
+    }
+
+    /// How gate 3 went, in the words of the first-ninety-seconds screen:
+    /// additive, a rewrite, or not passed (None when there is no gate 3).
+    pub fn gate_3_outcome(&self) -> Option<String> {
+        let g3 = self.gates.get(2)?;
+        let shape = self.metrics.as_ref().and_then(|m| m.gates.get(2)).and_then(|g| g.shape);
+        Some(match (g3.passed, shape) {
+            (true, Some(s)) => {
+                format!("gate 3 was {}", if s == metrics::Shape::Rewrite { "a rewrite" } else { "additive" })
+            }
+            (true, None) => "gate 3 passed".to_string(),
+            (false, _) if g3.reached => "gate 3 was not passed".to_string(),
+            (false, _) => "gate 3 was not reached".to_string(),
+        })
+    }
+
+    fn ninety_markdown(&self, md: &mut String) {
+        let Some(answers) = &self.first_ninety else { return };
+        let _ = writeln!(md, "\n## The first ninety seconds\n");
+        for a in answers {
+            let said = if a.answer.is_empty() { "(no answer)" } else { a.answer.as_str() };
+            let _ = writeln!(md, "- **{}** {said}", a.question);
+        }
+        if let Some(outcome) = self.gate_3_outcome() {
+            let _ = writeln!(md, "\nAnd then {outcome}.");
         }
     }
 
@@ -221,6 +252,7 @@ impl Report {
             );
         }
         self.numbers_markdown(&mut md);
+        self.ninety_markdown(&mut md);
         if let Some(run) = &self.last_run {
             let _ = writeln!(md, "\n## The last run\n");
             if !run.build_ok {
@@ -407,6 +439,27 @@ pub fn load_all(reports_dir: &Path) -> (Vec<Report>, Vec<(PathBuf, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_ninety_seconds_sit_next_to_how_gate_3_went() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let problem = Problem::load(&root.join("problems"), "versioned_kv").unwrap();
+        let mut s = Session::new("versioned_kv", Mode::Practice, 4, 90 * 60_000, 0);
+        s.first_ninety = Some(vec![
+            Answer { question: "Is the input replayable, or immutable?".into(), answer: "yes".into() },
+            Answer { question: "Will I ever need to undo?".into(), answer: String::new() },
+        ]);
+        let r = Report::from_session(&s, &problem, 60_000, None);
+        assert_eq!(r.gate_3_outcome().as_deref(), Some("gate 3 was not reached"));
+        let md = r.to_markdown();
+        assert!(md.contains("## The first ninety seconds"), "{md}");
+        assert!(md.contains("- **Is the input replayable, or immutable?** yes"), "{md}");
+        assert!(md.contains("- **Will I ever need to undo?** (no answer)"), "{md}");
+        assert!(md.contains("And then gate 3 was not reached."), "{md}");
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.first_ninety, s.first_ninety);
+    }
 
     #[test]
     fn corrupt_reports_are_named_and_skipped() {

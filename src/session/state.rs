@@ -160,6 +160,17 @@ pub struct Session {
     /// The latest judged run, for the report.
     #[serde(default)]
     pub last_run: Option<RunSummary>,
+    /// The candidate's answers on the first-ninety-seconds screen, when
+    /// the session opened on it.
+    #[serde(default)]
+    pub first_ninety: Option<Vec<Answer>>,
+}
+
+/// One of the seed's three questions and the candidate's one-line answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub question: String,
+    pub answer: String,
 }
 
 /// One file of the solution.
@@ -219,6 +230,7 @@ impl Session {
             pace_ms: Vec::new(),
             snapshots: Default::default(),
             last_run: None,
+            first_ninety: None,
         };
         s.log(now_ms, EventKind::Started);
         s

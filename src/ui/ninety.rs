@@ -126,19 +126,26 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
             .label(label),
         gauge,
     );
-    let mut lines = vec![
-        Line::raw(app.summary.clone()),
-        Line::raw(""),
-        Line::styled(
+    // A short window keeps the questions and answers, and drops the rest.
+    let roomy = body.height >= 22;
+    let mut lines = Vec::new();
+    if roomy {
+        lines.push(Line::raw(app.summary.clone()));
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
             "Before the statement, ask yourself these out loud. Each decides whether gate 3 is additive or a rewrite.",
             Style::default().fg(Color::DarkGray),
-        ),
-    ];
+        ));
+    }
     for (i, (q, why)) in QUESTIONS.iter().enumerate() {
         let focused = i == app.focus;
-        lines.push(Line::raw(""));
+        if roomy || i > 0 {
+            lines.push(Line::raw(""));
+        }
         lines.push(Line::styled(format!("{}. {q}", i + 1), Style::default().add_modifier(Modifier::BOLD)));
-        lines.push(Line::styled(format!("   {why}"), Style::default().fg(Color::DarkGray)));
+        if roomy {
+            lines.push(Line::styled(format!("   {why}"), Style::default().fg(Color::DarkGray)));
+        }
         let cursor = if focused { "▏" } else { "" };
         let style = if focused { Style::default().fg(Color::Cyan) } else { Style::default() };
         lines.push(Line::from(vec![
@@ -150,7 +157,7 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), body);
     frame.render_widget(
         Paragraph::new(Line::styled(
-            " type your answer · Enter next (on the last: start) · ↑↓ move · Esc skip to gate 1",
+            " type · Enter next (on the last: start) · ↑↓ move · Esc skip to gate 1",
             Style::default().fg(Color::DarkGray),
         )),
         footer,

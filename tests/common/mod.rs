@@ -54,7 +54,7 @@ pub fn scratch(shared_problems: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let problems = if shared_problems { format!("problems = {:?}\n", root().join("problems")) } else { String::new() };
     let toml = format!(
-        "[paths]\n{problems}contract = {:?}\ntarget = {:?}\n[limits]\ncase_timeout_ms = 1500\n",
+        "[paths]\n{problems}contract = {:?}\ntarget = {:?}\n[limits]\ncase_timeout_ms = 1500\n[practice]\nfirst_ninety = false\n",
         root().join("contract"),
         root().join("target/harness-scratch")
     );
@@ -81,7 +81,7 @@ pub fn versioned_kv_project(target: &str) -> tempfile::TempDir {
     std::fs::write(
         p.join("harness.toml"),
         format!(
-            "[paths]\ncontract = {:?}\ntarget = {:?}\n",
+            "[paths]\ncontract = {:?}\ntarget = {:?}\n[practice]\nfirst_ninety = false\n",
             root().join("contract"),
             root().join("target").join(target)
         ),

@@ -526,6 +526,7 @@ mod tests {
             events: events.into_iter().map(|(at_ms, kind)| Event { at_ms, kind }).collect(),
             score: None,
             metrics: None,
+            first_ninety: None,
         }
     }
 

@@ -376,7 +376,22 @@ fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
         ]));
     }
     lines.extend(number_lines(r));
+    lines.extend(ninety_lines(r));
     scrolled(frame, area, "Overview".into(), lines, app.scroll);
+}
+
+/// The answers of the first ninety seconds, next to how gate 3 went.
+pub fn ninety_lines(r: &Report) -> Vec<Line<'static>> {
+    let Some(answers) = &r.first_ninety else { return Vec::new() };
+    let mut lines = vec![Line::default(), Line::styled("The first ninety seconds", bold())];
+    for a in answers {
+        let said = if a.answer.is_empty() { "(no answer)".to_string() } else { a.answer.clone() };
+        lines.push(Line::from(vec![Span::styled(format!("  {} ", a.question), dim()), Span::raw(said)]));
+    }
+    if let Some(outcome) = r.gate_3_outcome() {
+        lines.push(Line::from(format!("  and then {outcome}")));
+    }
+    lines
 }
 
 /// The seed's yardsticks for this session: throughput, size, and per gate
