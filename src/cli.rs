@@ -149,4 +149,7 @@ pub enum Command {
     /// Internal: the isolated process that runs candidate code.
     #[command(name = "__worker", hide = true)]
     Worker { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },
+    /// Internal: the isolated process that measures candidate code at one size.
+    #[command(name = "__measure", hide = true)]
+    Measure { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },
 }

@@ -42,7 +42,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         ),
         Command::Audit { problems, json } => audit::command(&config, &problems, json),
         Command::New { id, title } => new::command(&config, &id, title.as_deref()),
-        Command::Worker { .. } => unreachable!("handled in main"),
+        Command::Worker { .. } | Command::Measure { .. } => unreachable!("handled in main"),
     }
 }
 

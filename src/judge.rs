@@ -5,7 +5,9 @@
 pub mod channel;
 pub mod compile;
 pub mod evaluate;
+pub mod measure;
 pub mod sandbox;
+pub mod scale;
 pub mod suite;
 pub mod verdict;
 pub mod worker;

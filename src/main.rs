@@ -16,6 +16,16 @@ fn main() -> ExitCode {
         });
         return ExitCode::from(code as u8);
     }
+    if let Command::Measure { lib, hash, memory, stack, cpu } = &cli.command {
+        let code = harness::judge::measure::main(harness::judge::measure::MeasureArgs {
+            lib,
+            schema_hash: u64::from_str_radix(hash, 16).unwrap_or(0),
+            memory_bytes: *memory,
+            stack_bytes: *stack,
+            cpu_seconds: *cpu,
+        });
+        return ExitCode::from(code as u8);
+    }
     match harness::cmd::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

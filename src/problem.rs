@@ -6,6 +6,7 @@ pub mod domain;
 pub mod generate;
 pub mod model;
 pub mod rng;
+pub mod scale;
 pub mod script;
 pub mod signature;
 pub mod ty;

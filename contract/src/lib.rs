@@ -19,6 +19,7 @@
 //! it, and a registry dependency would make the first build of a practice
 //! session take seconds instead of a fraction of one.
 
+pub mod measure;
 pub mod runtime;
 pub mod schema;
 pub mod value;
@@ -242,6 +243,17 @@ macro_rules! export {
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn harness_free(buf: $crate::RawBuf) {
                 unsafe { $crate::runtime::free(buf) }
+            }
+
+            // The judge's memory checks count this library's heap exactly
+            // (see `harness_contract::measure`). A solution cannot declare
+            // its own `#[global_allocator]`: one library has one.
+            #[global_allocator]
+            static HARNESS_COUNTING_ALLOCATOR: $crate::measure::Counting = $crate::measure::Counting::new();
+
+            #[unsafe(no_mangle)]
+            pub extern "C" fn harness_heap() -> $crate::measure::HeapStats {
+                HARNESS_COUNTING_ALLOCATOR.stats()
             }
         };
     };

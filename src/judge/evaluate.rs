@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use crate::base::config::Config;
 use crate::judge::compile::{self, Build, Diagnostic, LoadedLib};
 use crate::judge::sandbox::Target;
+use crate::judge::scale::ScaleResult;
 use crate::judge::suite::{self, Case, CaseResult, Progress};
 use crate::problem::model::Problem;
 
@@ -33,15 +34,27 @@ pub struct BuildInfo {
 pub struct GateResult {
     pub gate: usize,
     pub title: String,
+    /// Checks of this gate: its cases and its scale checks.
     pub total: usize,
     pub passed: usize,
     /// The failing cases, in suite order.
     pub failures: Vec<(Case, CaseResult)>,
+    /// The gate's scale checks that ran (once its cases all passed).
+    pub scale: Vec<ScaleResult>,
+    /// The names of the scale checks that did not run because a case failed.
+    pub scale_skipped: Vec<String>,
 }
 
 impl GateResult {
     pub fn all_passed(&self) -> bool {
         self.passed == self.total
+    }
+    /// The cases alone, without the scale checks.
+    pub fn cases_total(&self) -> usize {
+        self.total - self.scale.len() - self.scale_skipped.len()
+    }
+    pub fn cases_passed(&self) -> usize {
+        self.passed - self.scale.iter().filter(|s| s.passed()).count()
     }
 }
 
@@ -72,6 +85,9 @@ pub struct Judge {
     pub shrink: bool,
     reference: Option<(LoadedLib, Target)>,
     config: Config,
+    /// Scale results by (library digest, gate, check): reused while the
+    /// library's bytes do not change.
+    scale_cache: std::sync::Mutex<std::collections::HashMap<(u64, usize, String), ScaleResult>>,
 }
 
 impl Judge {
@@ -79,9 +95,19 @@ impl Judge {
     /// gates `1..=upto`.
     pub fn new(config: &Config, problem: Problem, upto: usize, seed: Option<u64>) -> Result<Judge> {
         let upto = upto.clamp(1, problem.gates.len());
-        let reference = if problem.has_generated_cases(upto) { Some(build_reference(config, &problem)?) } else { None };
+        let needs_reference =
+            problem.has_generated_cases(upto) || problem.gates.iter().take(upto).any(|g| !g.scale.is_empty());
+        let reference = if needs_reference { Some(build_reference(config, &problem)?) } else { None };
         let cases = suite::build_suite(&problem, upto, reference.as_ref().map(|r| &r.1), seed)?;
-        Ok(Judge { problem, upto, cases, shrink: true, reference, config: config.clone() })
+        Ok(Judge {
+            problem,
+            upto,
+            cases,
+            shrink: true,
+            reference,
+            config: config.clone(),
+            scale_cache: Default::default(),
+        })
     }
 
     fn target(&self, lib: &LoadedLib) -> Target {
@@ -133,7 +159,47 @@ impl Judge {
                 eval.run_time = started.elapsed();
             }
         }
+        if !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            self.run_scale(&target, &mut eval.gates, cancel)?;
+            eval.run_time = started.elapsed();
+        }
         Ok(eval)
+    }
+
+    /// Runs the scale checks of every gate whose cases all passed (timing
+    /// wrong answers teaches nothing), reusing results for the same
+    /// library bytes; the checks of other gates count as not passed.
+    fn run_scale(&self, target: &Target, gates: &mut [GateResult], cancel: &AtomicBool) -> Result<()> {
+        let Some((_, reference)) = &self.reference else { return Ok(()) };
+        let digest = crate::judge::scale::digest(&target.lib);
+        for g in gates.iter_mut() {
+            let checks = &self.problem.gates[g.gate - 1].scale;
+            let cases_ok = g.all_passed();
+            g.total += checks.len();
+            for check in checks {
+                if !cases_ok || cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    g.scale_skipped.push(check.name.clone());
+                    continue;
+                }
+                let key = (digest, g.gate, check.name.clone());
+                let cached = self.scale_cache.lock().ok().and_then(|c| c.get(&key).cloned());
+                let result = match cached {
+                    Some(r) => r,
+                    None => {
+                        let r = crate::judge::scale::run_check(check, &self.problem.signature, reference, target)?;
+                        if let Ok(mut c) = self.scale_cache.lock() {
+                            c.insert(key, r.clone());
+                        }
+                        r
+                    }
+                };
+                if result.passed() {
+                    g.passed += 1;
+                }
+                g.scale.push(result);
+            }
+        }
+        Ok(())
     }
 
     /// Groups case results by gate, failures in suite order.
@@ -143,7 +209,15 @@ impl Judge {
             .gates
             .iter()
             .take(upto)
-            .map(|g| GateResult { gate: g.number, title: g.title.clone(), total: 0, passed: 0, failures: Vec::new() })
+            .map(|g| GateResult {
+                gate: g.number,
+                title: g.title.clone(),
+                total: 0,
+                passed: 0,
+                failures: Vec::new(),
+                scale: Vec::new(),
+                scale_skipped: Vec::new(),
+            })
             .collect();
         for (case, result) in cases.iter().zip(results) {
             let Some(result) = result.clone() else { continue };

@@ -20,6 +20,11 @@ pub enum Verdict {
     NotImplemented,
     /// The solution wrote into the harness's result channel, or closed it.
     Tampered,
+    /// A scale check: the cost per operation grows faster than the gate
+    /// claims (relative to the reference, measured in the same run).
+    TooSlow,
+    /// A scale check: the live heap grows where the gate bounds it.
+    UnboundedMemory,
     /// The solution did not build (a build-level verdict).
     CompileError,
 }
@@ -38,6 +43,8 @@ impl Verdict {
             Verdict::Exited => "exited",
             Verdict::NotImplemented => "not_implemented",
             Verdict::Tampered => "tampered",
+            Verdict::TooSlow => "too_slow",
+            Verdict::UnboundedMemory => "unbounded_memory",
             Verdict::CompileError => "compile_error",
         }
     }
@@ -45,7 +52,15 @@ impl Verdict {
     /// Whether shrinking a failing case with this verdict is worth it: a
     /// timeout costs the full limit per attempt.
     pub fn shrinkable(self) -> bool {
-        !matches!(self, Verdict::Pass | Verdict::Timeout | Verdict::MemoryLimit | Verdict::CompileError)
+        !matches!(
+            self,
+            Verdict::Pass
+                | Verdict::Timeout
+                | Verdict::MemoryLimit
+                | Verdict::CompileError
+                | Verdict::TooSlow
+                | Verdict::UnboundedMemory
+        )
     }
 }
 

@@ -13,6 +13,7 @@ use toml::Spanned;
 
 use crate::base::diag::Located;
 use crate::problem::domain::{Domain, GenSpec, domain_for};
+use crate::problem::scale::{RawScale, ScaleCheck, ScaleError};
 use crate::problem::script::{self, Step};
 use crate::problem::signature::parse_params;
 use crate::problem::signature::{OpDef, Signature};
@@ -78,6 +79,8 @@ struct RawGate {
     cases: Vec<RawCase>,
     #[serde(default)]
     generate: Option<Spanned<RawGen>>,
+    #[serde(default, rename = "scale")]
+    scale: Vec<RawScale>,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +144,8 @@ pub struct Gate {
     pub followups: Vec<Followup>,
     pub cases: Vec<FixedCase>,
     pub generate: Option<GenSpec>,
+    /// Cost claims checked at growing sizes (`[[gate.scale]]`).
+    pub scale: Vec<ScaleCheck>,
 }
 
 /// A wrong solution that the hidden tests must catch at `gate`.
@@ -442,6 +447,19 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                 Some(GenSpec { cases: cases as usize, length: (lo, hi), seed: spec.seed, weights })
             }
         };
+        let mut scale: Vec<ScaleCheck> = Vec::new();
+        for raw in &g.scale {
+            let check = raw.validate(&signature, number).map_err(|e| match e {
+                ScaleError::Field(span, m) => at(span, format!("gate {number} scale check: {m}")),
+                ScaleError::Script(span, line, column, m) => {
+                    Located::at(file, text, script_offset(text, span, line, column), m)
+                }
+            })?;
+            if scale.iter().any(|c| c.name == check.name) || cases.iter().any(|c| c.name == check.name) {
+                return Err(at(raw.name.span(), format!("gate {number} has two checks named `{}`", check.name)));
+            }
+            scale.push(check);
+        }
         if cases.is_empty() && generate.is_none() {
             return Err(at(gate_span, format!("gate {number} has no cases: add [[gate.case]] or [gate.generate]")));
         }
@@ -454,6 +472,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             followups: g.followups.clone(),
             cases,
             generate,
+            scale,
         });
     }
 
@@ -466,8 +485,9 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         }
         if let Some(case) = &m.caught_by
             && !gates[m.gate - 1].cases.iter().any(|c| &c.name == case)
+            && !gates[m.gate - 1].scale.iter().any(|c| &c.name == case)
         {
-            return Err(at(span, format!("mutant `{}`: gate {} has no case named `{case}`", m.name, m.gate)));
+            return Err(at(span, format!("mutant `{}`: gate {} has no case or scale check named `{case}`", m.name, m.gate)));
         }
         if mutants.iter().any(|other: &Mutant| other.name == m.name) {
             return Err(at(span, format!("two mutants are named `{}`", m.name)));
@@ -501,7 +521,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
 
 /// Byte offset in the file of column `column` of line `line` of a script
 /// stored as the TOML string at `span` (quotes included).
-fn script_offset(text: &str, span: Range<usize>, line: usize, column: usize) -> usize {
+pub(crate) fn script_offset(text: &str, span: Range<usize>, line: usize, column: usize) -> usize {
     let raw = &text[span.clone()];
     let mut start = span.start;
     for quote in ["'''", "\"\"\"", "'", "\""] {

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Value as Json, json};
 
 use crate::judge::evaluate::Evaluation;
+use crate::judge::scale;
 use crate::judge::suite::{Case, CaseKind, CaseResult, SHRUNK_PER_GATE};
 use crate::problem::model::Problem;
 use crate::problem::ty::to_json;
@@ -108,7 +109,14 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
     );
     for g in &eval.gates {
         let status = if g.all_passed() { p.c("1;32", "passed") } else { p.c("1;31", "FAILED") };
-        let _ = writeln!(out, "\ngate {}  {:<36} {status}  {}/{}", g.gate, g.title, g.passed, g.total);
+        let counts = if g.scale.is_empty() && g.scale_skipped.is_empty() {
+            format!("{}/{}", g.passed, g.total)
+        } else {
+            let ok = g.scale.iter().filter(|s| s.passed()).count();
+            format!("{}/{} · cost {ok}/{}", g.cases_passed(), g.cases_total(), g.scale.len() + g.scale_skipped.len())
+        };
+        let _ = writeln!(out, "\ngate {}  {:<36} {status}  {counts}", g.gate, g.title);
+        scale_text(&mut out, &p, g);
         for (case, r) in &g.failures {
             let _ = writeln!(
                 out,
@@ -165,6 +173,42 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
     };
     let _ = writeln!(out, "\nresult: {verdict}");
     out
+}
+
+/// A gate's scale checks: a line each, and for a failing one its message
+/// and the measured points.
+fn scale_text(out: &mut String, p: &Paint, g: &crate::judge::evaluate::GateResult) {
+    for s in &g.scale {
+        let secs = s.elapsed_ms as f64 / 1000.0;
+        if s.passed() {
+            let _ = writeln!(out, "  {} cost: {} is {} ({secs:.2} s)", p.c("32", "✓"), s.name, s.says);
+            continue;
+        }
+        let _ = writeln!(out, "  {} cost: {} — {}", p.c("31", "✗"), s.name, p.c("1", s.verdict.name()));
+        let _ = writeln!(out, "      {}", s.message);
+        let _ = writeln!(out, "      {:>8}  {:>16}  {:>16}", "n", format!("yours {}", s.unit), format!("reference {}", s.unit));
+        for pt in &s.points {
+            let yours = pt.yours.map_or("stopped".to_string(), |y| cost_text(&s.unit, y));
+            let _ = writeln!(out, "      {:>8}  {:>16}  {:>16}", scale::size_text(pt.n), yours, cost_text(&s.unit, pt.reference));
+        }
+    }
+    for name in &g.scale_skipped {
+        let _ = writeln!(out, "  · cost: {name} — not measured until the gate's cases pass");
+    }
+}
+
+/// A measured cost in its unit: `1.2 µs`, `3.4 MB`.
+pub fn cost_text(unit: &str, v: f64) -> String {
+    if unit == "bytes" {
+        return scale::bytes_text(v);
+    }
+    if v >= 1e6 {
+        format!("{:.1} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} µs", v / 1e3)
+    } else {
+        format!("{v:.0} ns")
+    }
 }
 
 /// Removes ANSI escape sequences.
@@ -226,9 +270,11 @@ pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluat
                 "gate": g.gate,
                 "title": g.title,
                 "passed": g.all_passed(),
-                "cases_total": g.total,
-                "cases_passed": g.passed,
+                "cases_total": g.cases_total(),
+                "cases_passed": g.cases_passed(),
                 "failures": failures,
+                "scale": g.scale,
+                "scale_skipped": g.scale_skipped,
             })
         })
         .collect();

@@ -142,6 +142,8 @@ pub fn evaluation(gates: &[(usize, usize, usize)], failures: Vec<(Case, CaseResu
                 total,
                 passed,
                 failures: failures.iter().filter(|(c, _)| c.gate == gate).cloned().collect(),
+                scale: Vec::new(),
+                scale_skipped: Vec::new(),
             })
             .collect(),
         run_time: Duration::from_millis(180),
