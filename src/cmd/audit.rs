@@ -49,6 +49,40 @@ fn build_text(eval: &Evaluation) -> String {
     text
 }
 
+/// The names of a gate's failures: its failing cases and scale checks.
+fn failing_names(g: &crate::judge::evaluate::GateResult) -> Vec<String> {
+    let mut names: Vec<String> = g.failures.iter().map(|(c, _)| c.name.clone()).collect();
+    names.extend(g.scale.iter().filter(|s| !s.passed()).map(|s| format!("{} ({})", s.name, s.verdict)));
+    names
+}
+
+/// The reference's own growth in each scale check must fit the claim: a
+/// setup that does not build the state it says, or a reference that is
+/// not what the statement asks, shows here.
+fn reference_scale(problem: &Problem, eval: &Evaluation) -> (Vec<String>, Vec<String>) {
+    let (mut notes, mut wrong) = (Vec::new(), Vec::new());
+    for g in &eval.gates {
+        for s in &g.scale {
+            let Some(check) = problem.gates[g.gate - 1].scale.iter().find(|c| c.name == s.name) else { continue };
+            let span = match (s.points.first(), s.points.last()) {
+                (Some(a), Some(b)) => b.n as f64 / a.n as f64,
+                _ => 1.0,
+            };
+            let e = s.reference_growth.map_or(0.0, |gr| gr.max(1e-9).ln() / span.ln());
+            notes.push(format!("gate {} cost `{}`: reference ~n^{e:.2} ({:.2} s)", g.gate, s.name, s.elapsed_ms as f64 / 1e3));
+            if e > check.claim.reference_exponent_limit() {
+                wrong.push(format!(
+                    "gate {} cost `{}`: the reference grows ~n^{e:.2}, too fast for its claim {}",
+                    g.gate,
+                    s.name,
+                    check.claim.big_o()
+                ));
+            }
+        }
+    }
+    (notes, wrong)
+}
+
 /// The reference, or an alternate: a correct solution passes every gate.
 fn check_correct(subject: &str, eval: &Evaluation, gates: usize) -> Finding {
     let subject = subject.to_string();
@@ -59,10 +93,14 @@ fn check_correct(subject: &str, eval: &Evaluation, gates: usize) -> Finding {
         .gates
         .iter()
         .flat_map(|g| g.failures.iter().map(move |(c, r)| format!("gate {}: {} — {}", g.gate, c.name, r.message)))
+        .chain(eval.gates.iter().flat_map(|g| {
+            g.scale.iter().filter(|s| !s.passed()).map(move |s| format!("gate {}: {} — {}", g.gate, s.name, s.message))
+        }))
         .collect();
     if failing.is_empty() {
-        let cases: usize = eval.gates.iter().map(|g| g.total).sum();
-        Finding { subject, ok: true, detail: format!("passes all {gates} gates ({cases} cases)") }
+        let cases: usize = eval.gates.iter().map(|g| g.cases_total()).sum();
+        let checks: usize = eval.gates.iter().map(|g| g.scale.len()).sum();
+        Finding { subject, ok: true, detail: format!("passes all {gates} gates ({cases} cases, {checks} scale checks)") }
     } else {
         Finding { subject, ok: false, detail: format!("fails {} case(s):\n{}", failing.len(), failing.join("\n")) }
     }
@@ -106,7 +144,7 @@ fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
     }
     let mut problems = Vec::new();
     for g in eval.gates.iter().filter(|g| g.gate < m.gate && !g.all_passed()) {
-        let names: Vec<&str> = g.failures.iter().map(|(c, _)| c.name.as_str()).collect();
+        let names = failing_names(g);
         problems.push(format!(
             "belongs to gate {} but already fails gate {}: {}: either it is caught too early or it is two mistakes",
             m.gate,
@@ -115,21 +153,37 @@ fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
         ));
     }
     let own = &eval.gates[m.gate - 1];
-    let catching: Vec<&str> = own.failures.iter().map(|(c, _)| c.name.as_str()).collect();
+    let mut catching: Vec<&str> = own.failures.iter().map(|(c, _)| c.name.as_str()).collect();
+    catching.extend(own.scale.iter().filter(|s| !s.passed()).map(|s| s.name.as_str()));
+    let scale = own.scale.iter().find(|s| m.caught_by.as_deref() == Some(s.name.as_str()));
     if own.all_passed() {
         problems.push(format!("survives gate {}: the hidden tests have a hole (add the case that catches it)", m.gate));
     } else if let Some(case) = &m.caught_by
         && !catching.contains(&case.as_str())
     {
-        problems.push(format!("is not caught by `{case}`; caught by: {}", catching.join("; ")));
+        let skipped = if own.scale_skipped.contains(case) {
+            " (a scale check runs only once the gate's cases pass: a cost mutant must pass every case)"
+        } else {
+            ""
+        };
+        problems.push(format!("is not caught by `{case}`{skipped}; caught by: {}", failing_names(own).join("; ")));
+    } else if let Some(s) = scale
+        && !matches!(s.verdict, Verdict::TooSlow | Verdict::UnboundedMemory)
+    {
+        problems.push(format!("`{}` fails it with {}, not a cost verdict: {}", s.name, s.verdict, s.message));
     }
     if problems.is_empty() {
         let named = m.caught_by.as_deref().map_or(String::new(), |c| format!(" by `{c}`"));
-        Finding {
-            subject,
-            ok: true,
-            detail: format!("caught at gate {}{named} ({} of {} cases fail)", m.gate, own.failures.len(), own.total),
-        }
+        let detail = match scale {
+            Some(s) => format!("caught at gate {}{named}: {} — {}", m.gate, s.verdict, s.message),
+            None => format!(
+                "caught at gate {}{named} ({} of {} cases fail)",
+                m.gate,
+                own.failures.len(),
+                own.cases_total()
+            ),
+        };
+        Finding { subject, ok: true, detail }
     } else {
         Finding { subject, ok: false, detail: problems.join("\n") }
     }
@@ -148,9 +202,19 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let build = crate::judge::compile::build(config, dir)?;
         judge.evaluate_build(build, upto, &cancel, &no_progress, None)
     };
-    findings.push(check_correct("reference", &run(&judge.problem.reference_dir(), gates)?, gates));
+    let reference = run(&judge.problem.reference_dir(), gates)?;
+    let mut finding = check_correct("reference", &reference, gates);
+    let (notes, wrong) = reference_scale(&judge.problem, &reference);
+    if !wrong.is_empty() {
+        finding.ok = false;
+        finding.detail = format!("{}\n{}", finding.detail, wrong.join("\n"));
+    } else if !notes.is_empty() {
+        finding.detail = format!("{}\n{}", finding.detail, notes.join("\n"));
+    }
+    findings.push(finding);
     // A second correct solution of another design, where the problem has
-    // one: proof that the cases accept what the statements leave open.
+    // one: proof that the cases accept what the statements leave open, and
+    // that the scale checks pass another design.
     let alternate = judge.problem.dir.join("alternate");
     if alternate.join("Cargo.toml").is_file() {
         findings.push(check_correct("alternate", &run(&alternate, gates)?, gates));
@@ -158,6 +222,10 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     findings.push(check_starter(&run(&judge.problem.starter_dir(), 1)?));
     for m in &judge.problem.mutants {
         let dir = crate::judge::compile::mutant_crate(config, &judge.problem, m)?;
+        // Scale checks take a second per gate; only a cost mutant's verdict
+        // depends on them.
+        let cost = judge.problem.gates[m.gate - 1].scale.iter().any(|c| m.caught_by.as_deref() == Some(c.name.as_str()));
+        judge.measure_cost.store(cost, std::sync::atomic::Ordering::Relaxed);
         findings.push(check_mutant(m, &run(&dir, m.gate)?));
     }
     Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })

@@ -83,6 +83,9 @@ pub struct Judge {
     pub cases: Vec<Case>,
     /// Shrink failing generated cases before reporting them (on by default).
     pub shrink: bool,
+    /// Run scale checks (on by default; `audit` turns them off for mutants
+    /// that a case catches, whose verdict cannot depend on them).
+    pub measure_cost: AtomicBool,
     reference: Option<(LoadedLib, Target)>,
     config: Config,
     /// Scale results by (library digest, gate, check): reused while the
@@ -104,6 +107,7 @@ impl Judge {
             upto,
             cases,
             shrink: true,
+            measure_cost: AtomicBool::new(true),
             reference,
             config: config.clone(),
             scale_cache: Default::default(),
@@ -171,6 +175,9 @@ impl Judge {
     /// library bytes; the checks of other gates count as not passed.
     fn run_scale(&self, target: &Target, gates: &mut [GateResult], cancel: &AtomicBool) -> Result<()> {
         let Some((_, reference)) = &self.reference else { return Ok(()) };
+        if !self.measure_cost.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
         let digest = crate::judge::scale::digest(&target.lib);
         for g in gates.iter_mut() {
             let checks = &self.problem.gates[g.gate - 1].scale;

@@ -58,12 +58,14 @@ pub struct Stats {
     pub setup_ns: u64,
     /// CPU time of each timed repetition of the measured calls.
     pub reps_ns: Vec<u64>,
+    /// Live heap bytes the measured calls added (all their batches).
+    pub measured_bytes: u64,
 }
 
 impl Stats {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer::default();
-        for v in [self.live_bytes, self.peak_bytes, self.allocations, self.setup_ns] {
+        for v in [self.live_bytes, self.peak_bytes, self.allocations, self.setup_ns, self.measured_bytes] {
             w.buf.extend_from_slice(&v.to_le_bytes());
         }
         w.u32(self.reps_ns.len() as u32);
@@ -79,11 +81,12 @@ impl Stats {
             Ok(u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| "short")?))
         };
         let (live_bytes, peak_bytes, allocations, setup_ns) = (u64s(&mut r)?, u64s(&mut r)?, u64s(&mut r)?, u64s(&mut r)?);
+        let measured_bytes = u64s(&mut r)?;
         let mut reps_ns = Vec::new();
         for _ in 0..r.u32()? {
             reps_ns.push(u64s(&mut r)?);
         }
-        Ok(Stats { live_bytes, peak_bytes, allocations, setup_ns, reps_ns })
+        Ok(Stats { live_bytes, peak_bytes, allocations, setup_ns, reps_ns, measured_bytes })
     }
 }
 
@@ -258,8 +261,10 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
         }
     }
     // SAFETY: as above.
-    let peak = unsafe { heap() }.peak;
+    let end = unsafe { heap() };
+    let peak = end.peak;
     let stats = Stats {
+        measured_bytes: end.live.saturating_sub(after.live),
         live_bytes: after.live.saturating_sub(before.live),
         peak_bytes: peak,
         allocations: after.allocations - before.allocations,
@@ -278,7 +283,7 @@ mod tests {
 
     #[test]
     fn stats_and_requests_round_trip() {
-        let s = Stats { live_bytes: 1, peak_bytes: 2, allocations: 3, setup_ns: 4, reps_ns: vec![5, 6] };
+        let s = Stats { live_bytes: 1, peak_bytes: 2, allocations: 3, setup_ns: 4, reps_ns: vec![5, 6], measured_bytes: 7 };
         assert_eq!(Stats::decode(&s.encode()).unwrap(), s);
         let req = encode_request(&[vec![1, 2]], &[vec![3], vec![]], 4);
         let (a, b, reps) = decode_request(&req).unwrap();

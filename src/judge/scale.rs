@@ -133,6 +133,8 @@ struct Requests {
     setup: Vec<Vec<u8>>,
     measured: Vec<Vec<u8>>,
     calls: Vec<Call>,
+    /// A memory check: the measured calls run once, untimed.
+    memory: bool,
 }
 
 fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
@@ -146,7 +148,7 @@ fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
     let enc = |calls: &[Call]| calls.iter().map(|c| wire::encode_request(&c.op, &c.args)).collect::<Vec<_>>();
     let mut calls = setup.clone();
     calls.extend(measured.iter().cloned());
-    Ok(Requests { setup: enc(&setup), measured: enc(&measured), calls })
+    Ok(Requests { setup: enc(&setup), measured: enc(&measured), calls, memory: check.kind == Kind::Memory })
 }
 
 /// Runs one check against the candidate, with the reference alongside.
@@ -272,6 +274,7 @@ fn unit(kind: Kind) -> &'static str {
 fn cost(kind: Kind, s: &Stats, measured_calls: usize) -> f64 {
     match kind {
         Kind::Time => s.reps_ns.iter().copied().min().unwrap_or(0) as f64 / measured_calls.max(1) as f64,
+        Kind::Memory if measured_calls > 0 => s.measured_bytes as f64,
         Kind::Memory => s.live_bytes as f64,
     }
 }
@@ -331,9 +334,10 @@ fn message(check: &ScaleCheck, points: &[Point], early: bool) -> String {
     let span = last.n as f64 / first.n as f64;
     let (yg, rg) = growths(check.kind, points);
     let (yg, rg) = (yg.unwrap_or(1.0), rg.unwrap_or(1.0));
-    let what = match check.kind {
-        Kind::Time => "per call",
-        Kind::Memory => "in live heap",
+    let what = match (check.kind, &check.measure) {
+        (Kind::Time, _) => "per call",
+        (Kind::Memory, Some(_)) => "in the heap the measured calls add",
+        (Kind::Memory, None) => "in live heap",
     };
     let ends = match check.kind {
         Kind::Time => String::new(),
@@ -420,7 +424,7 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
             kept
         })
         .context("cannot start a thread")?;
-    let body = measure::encode_request(&req.setup, &req.measured, REPS);
+    let body = measure::encode_request(&req.setup, &req.measured, if req.memory { 0 } else { REPS });
     let writer = child.stdin.take().map(|mut stdin| {
         std::thread::spawn(move || {
             let _ = stdin.write_all(&body);

@@ -162,6 +162,8 @@ impl VersionedKv for Store {
                 index += 1;
                 keep.contains(&(index - 1))
             });
+            // `retain` keeps the capacity: give the freed room back.
+            entries.shrink_to_fit();
         }
         self.compactions.push((self.version, pins));
         dropped
