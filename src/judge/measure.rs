@@ -90,32 +90,40 @@ impl Stats {
     }
 }
 
-/// The request: setup calls, measured calls, repetitions.
-pub fn encode_request(setup: &[Vec<u8>], measured: &[Vec<u8>], reps: u32) -> Vec<u8> {
+/// The request: the setup calls, then batches of measured calls (the
+/// first one warms up, each later one is timed). Batches are drawn apart,
+/// so a repetition does not find the state its predecessor left warm.
+pub fn encode_request(setup: &[Vec<u8>], batches: &[Vec<Vec<u8>>]) -> Vec<u8> {
     let mut w = Writer::default();
-    for list in [setup, measured] {
+    w.u32(1 + batches.len() as u32);
+    for list in std::iter::once(setup).chain(batches.iter().map(Vec::as_slice)) {
         w.u32(list.len() as u32);
         for req in list {
             w.u32(req.len() as u32);
             w.buf.extend_from_slice(req);
         }
     }
-    w.u32(reps);
     w.buf
 }
 
-fn decode_request(req: &[u8]) -> Result<(Vec<&[u8]>, Vec<&[u8]>, u32), String> {
+type Lists<'a> = (Vec<&'a [u8]>, Vec<Vec<&'a [u8]>>);
+
+fn decode_request(req: &[u8]) -> Result<Lists<'_>, String> {
     let mut r = Reader::new(req);
-    let mut lists = [Vec::new(), Vec::new()];
-    for list in &mut lists {
+    let mut lists = Vec::new();
+    for _ in 0..r.u32()? {
+        let mut list = Vec::new();
         for _ in 0..r.u32()? {
             let len = r.u32()? as usize;
             list.push(r.take(len)?);
         }
+        lists.push(list);
     }
-    let reps = r.u32()?;
-    let [setup, measured] = lists;
-    Ok((setup, measured, reps))
+    if lists.is_empty() {
+        return Err("no setup".into());
+    }
+    let setup = lists.remove(0);
+    Ok((setup, lists))
 }
 
 /// Arguments of the hidden `__measure` subcommand.
@@ -206,7 +214,7 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
     let free = symbol!(b"harness_free\0", FreeFn);
     let heap = symbol!(b"harness_heap\0", HeapFn);
     send(proto, frame::HELLO, &[]);
-    let Ok((setup, measured, reps)) = decode_request(request) else {
+    let Ok((setup, batches)) = decode_request(request) else {
         return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");
     };
 
@@ -240,12 +248,12 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
     let setup_ns = thread_cpu_ns() - started;
     // SAFETY: as above.
     let after = unsafe { heap() };
-    let mut reps_ns = Vec::with_capacity(reps as usize);
-    if !measured.is_empty() {
-        for rep in 0..=reps {
+    let mut reps_ns = Vec::with_capacity(batches.len());
+    if batches.iter().any(|b| !b.is_empty()) {
+        for (rep, measured) in batches.iter().enumerate() {
             let started = thread_cpu_ns();
             for (i, req) in measured.iter().enumerate() {
-                if !one(session, setup.len() + i, req, proto) {
+                if !one(session, setup.len() + rep * measured.len() + i, req, proto) {
                     return;
                 }
             }
@@ -285,8 +293,9 @@ mod tests {
     fn stats_and_requests_round_trip() {
         let s = Stats { live_bytes: 1, peak_bytes: 2, allocations: 3, setup_ns: 4, reps_ns: vec![5, 6], measured_bytes: 7 };
         assert_eq!(Stats::decode(&s.encode()).unwrap(), s);
-        let req = encode_request(&[vec![1, 2]], &[vec![3], vec![]], 4);
-        let (a, b, reps) = decode_request(&req).unwrap();
-        assert_eq!((a, b, reps), (vec![&[1u8, 2][..]], vec![&[3u8][..], &[][..]], 4));
+        let req = encode_request(&[vec![1, 2]], &[vec![vec![3], vec![]], vec![vec![4]]]);
+        let (a, b) = decode_request(&req).unwrap();
+        assert_eq!(a, vec![&[1u8, 2][..]]);
+        assert_eq!(b, vec![vec![&[3u8][..], &[][..]], vec![&[4u8][..]]]);
     }
 }

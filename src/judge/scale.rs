@@ -131,24 +131,33 @@ enum Measured {
 /// Expanded and encoded requests for one size, shared by both libraries.
 struct Requests {
     setup: Vec<Vec<u8>>,
-    measured: Vec<Vec<u8>>,
+    /// Batches of measured calls: a warm-up and [`REPS`] timed ones for a
+    /// time check, each drawn with its own seed; one for a memory check.
+    batches: Vec<Vec<Vec<u8>>>,
+    /// Calls in a batch.
+    measured: Vec<()>,
+    /// Every call in request order, to name a failing one.
     calls: Vec<Call>,
-    /// A memory check: the measured calls run once, untimed.
-    memory: bool,
 }
 
 fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
     let seed = check.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     let bad = |(_, m): (usize, String)| anyhow!("scale check `{}` at n = {n}: {m}", check.name);
     let setup = check.setup.expand_setup(n, seed, sig).map_err(bad)?;
-    let measured = match &check.measure {
-        Some(m) => m.expand(n, seed.wrapping_add(1), sig).map_err(bad)?,
-        None => Vec::new(),
-    };
     let enc = |calls: &[Call]| calls.iter().map(|c| wire::encode_request(&c.op, &c.args)).collect::<Vec<_>>();
     let mut calls = setup.clone();
-    calls.extend(measured.iter().cloned());
-    Ok(Requests { setup: enc(&setup), measured: enc(&measured), calls, memory: check.kind == Kind::Memory })
+    let mut batches = Vec::new();
+    let mut per_batch = 0;
+    if let Some(m) = &check.measure {
+        let count = if check.kind == Kind::Memory { 1 } else { 1 + REPS as u64 };
+        for b in 0..count {
+            let batch = m.expand(n, seed.wrapping_add(1 + b), sig).map_err(bad)?;
+            per_batch = batch.len();
+            batches.push(enc(&batch));
+            calls.extend(batch);
+        }
+    }
+    Ok(Requests { setup: enc(&setup), batches, measured: vec![(); per_batch], calls })
 }
 
 /// Runs one check against the candidate, with the reference alongside.
@@ -424,7 +433,7 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
             kept
         })
         .context("cannot start a thread")?;
-    let body = measure::encode_request(&req.setup, &req.measured, if req.memory { 0 } else { REPS });
+    let body = measure::encode_request(&req.setup, &req.batches);
     let writer = child.stdin.take().map(|mut stdin| {
         std::thread::spawn(move || {
             let _ = stdin.write_all(&body);
