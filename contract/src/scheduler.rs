@@ -68,12 +68,6 @@ pub trait Scheduler {
     fn pending(&mut self) -> usize {
         not_implemented("pending")
     }
-    /// Whether your time-ordered structure holds at most
-    /// `2 * pending() + 8` entries, cancelled leftovers included.
-    fn within_bound(&mut self) -> bool {
-        not_implemented("within_bound")
-    }
-
     // Gate 3: recurring jobs.
 
     /// Creates a fixed-rate job: runs at `first_ms`, `first_ms + period_ms`,
@@ -121,7 +115,6 @@ crate::contract! {
     fn cancel(id: u64) -> bool;
     fn next_run(id: u64) -> Option<u64>;
     fn pending() -> usize;
-    fn within_bound() -> bool;
     fn schedule_fixed_rate(first_ms: u64, period_ms: u64, catch_up: String, payload: String) -> Result<u64, SchedError>;
     fn schedule_fixed_delay(first_ms: u64, period_ms: u64, payload: String) -> Result<u64, SchedError>;
     fn set_retry_policy(max_retries: u32, base_ms: u64, cap_ms: u64, seed: u64) -> ();

@@ -151,7 +151,7 @@ fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
     if let Some(m) = &check.measure {
         let count = if check.kind == Kind::Memory { 1 } else { 1 + REPS as u64 };
         for b in 0..count {
-            let batch = m.expand(n, seed.wrapping_add(1 + b), sig).map_err(bad)?;
+            let batch = m.expand_batch(n, b, seed.wrapping_add(1 + b), sig).map_err(bad)?;
             per_batch = batch.len();
             batches.push(enc(&batch));
             calls.extend(batch);

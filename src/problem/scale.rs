@@ -19,7 +19,8 @@
 //! ```
 //!
 //! Arguments are expressions: integers, `n`, loop variables (`i` unless
-//! named with `as`), `rand(lo, hi)`, `+ - * / %` with parentheses, strings
+//! named with `as`), `rep` (which batch of a measure script this is, from
+//! 0), `rand(lo, hi)`, `+ - * / %` with parentheses, strings
 //! with `{expr}` interpolation, and any case-script literal (`None`,
 //! `true`, `[1, 2]`).
 
@@ -288,7 +289,18 @@ impl Script {
     /// front of a setup when the constructor takes nothing and the script
     /// does not construct. Errors carry the offset of the argument.
     pub fn expand(&self, n: u64, seed: u64, sig: &Signature) -> Result<Vec<Call>, (usize, String)> {
-        let mut env = Env { n, vars: Vec::new(), rng: Rng::new(seed ^ n.wrapping_mul(0x9e37_79b9)) };
+        self.expand_batch(n, 0, seed, sig)
+    }
+
+    /// [`Script::expand`] for batch `rep` of a measure script (`rep` counts
+    /// the batches from 0: a warm-up, then the timed ones), so that times
+    /// can keep moving forward from one batch to the next.
+    pub fn expand_batch(&self, n: u64, rep: u64, seed: u64, sig: &Signature) -> Result<Vec<Call>, (usize, String)> {
+        let mut env = Env {
+            n,
+            vars: vec![("rep".to_string(), rep as i128)],
+            rng: Rng::new(seed ^ n.wrapping_mul(0x9e37_79b9)),
+        };
         let mut out = Vec::new();
         run(&self.stmts, &mut env, sig, &mut out)?;
         Ok(out)
@@ -401,7 +413,7 @@ fn eval(e: &Expr, env: &mut Env) -> Result<Value, String> {
 
 /// Parses a scale script. Errors carry a byte offset into `text`.
 pub fn parse(text: &str, sig: &Signature) -> Result<Script, (usize, String)> {
-    let mut p = Parser { text, pos: 0, sig, vars: vec!["n".to_string()] };
+    let mut p = Parser { text, pos: 0, sig, vars: vec!["n".to_string(), "rep".to_string()] };
     let stmts = p.stmts(false)?;
     Ok(Script { stmts })
 }
@@ -492,7 +504,7 @@ impl<'a> Parser<'a> {
                 self.skip_inline();
                 let v_at = self.pos;
                 var = self.ident().ok_or((v_at, "expected a name after `as`".to_string()))?.to_string();
-                if var == "n" || var == "rand" {
+                if var == "n" || var == "rand" || var == "rep" {
                     return Err((v_at, format!("`{var}` is reserved; choose another name")));
                 }
             } else {

@@ -6,10 +6,12 @@
 //! never compared. Cancellation is lazy: the record changes state and the
 //! heap entry stays behind as a tombstone, skipped when it surfaces; the
 //! heap is rebuilt whenever tombstones outnumber live entries (with a small
-//! floor), which keeps it within `2 * live + 8` entries.
+//! floor), which keeps it within `2 * live + 8` entries. A cancelled job's
+//! record is dropped at once: ids are issued in order, so "was this id ever
+//! issued?" is a comparison, and memory follows the jobs that still matter.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use harness_contract::scheduler::{SchedError, Scheduler};
 
@@ -80,8 +82,11 @@ const TOMBSTONE_FLOOR: usize = 8;
 
 pub struct Sched {
     heap: BinaryHeap<Reverse<Entry>>,
-    /// Index `id - 1`.
-    jobs: Vec<Job>,
+    /// Jobs that are waiting, ran (and may still fail) or died; a
+    /// cancelled job's record is dropped.
+    jobs: HashMap<u64, Job>,
+    /// The last id issued.
+    issued: u64,
     next_seq: u64,
     /// Jobs in `State::Queued`: exactly the heap entries that are current.
     live: usize,
@@ -92,17 +97,18 @@ pub struct Sched {
 
 impl Sched {
     fn job_mut(&mut self, id: u64) -> Option<&mut Job> {
-        id.checked_sub(1).and_then(|i| self.jobs.get_mut(i as usize))
+        self.jobs.get_mut(&id)
     }
 
     fn create(&mut self, kind: Kind, first: u64, payload: String) -> u64 {
-        self.jobs.push(Job {
+        self.issued += 1;
+        let id = self.issued;
+        self.jobs.insert(id, Job {
             kind,
             state: State::Cancelled, // replaced by `enqueue` right below
             failures: 0,
             payload,
         });
-        let id = self.jobs.len() as u64;
         self.enqueue(id, first);
         id
     }
@@ -112,14 +118,14 @@ impl Sched {
     fn enqueue(&mut self, id: u64, due: u64) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.jobs[(id - 1) as usize].state = State::Queued { due, seq };
+        self.jobs.get_mut(&id).expect("a job being queued has a record").state = State::Queued { due, seq };
         self.live += 1;
         self.heap.push(Reverse(Entry { due, seq, id }));
     }
 
     /// Whether `e` is its job's current entry rather than a tombstone.
     fn is_current(&self, e: &Entry) -> bool {
-        matches!(self.jobs[(e.id - 1) as usize].state, State::Queued { seq, .. } if seq == e.seq)
+        matches!(self.jobs.get(&e.id), Some(Job { state: State::Queued { seq, .. }, .. }) if *seq == e.seq)
     }
 
     /// Rebuilds the heap without tombstones once they outnumber live
@@ -148,7 +154,8 @@ impl Scheduler for Sched {
     fn new() -> Self {
         Sched {
             heap: BinaryHeap::new(),
-            jobs: Vec::new(),
+            jobs: HashMap::new(),
+            issued: 0,
             next_seq: 0,
             live: 0,
             policy: RetryPolicy::default(),
@@ -175,7 +182,7 @@ impl Scheduler for Sched {
             }
             self.live -= 1;
             ran.push(top.id);
-            let job = &mut self.jobs[(top.id - 1) as usize];
+            let job = self.jobs.get_mut(&top.id).expect("a current entry has a record");
             match job.kind {
                 Kind::Once => job.state = State::Ran,
                 // Runs take no time: this one finished at `now_ms`.
@@ -217,8 +224,9 @@ impl Scheduler for Sched {
         if !matches!(job.state, State::Queued { .. }) {
             return false;
         }
-        // Lazy deletion: O(1) here, the heap entry becomes a tombstone.
-        job.state = State::Cancelled;
+        // Lazy deletion: O(1) here, the heap entry becomes a tombstone (its
+        // job has no record any more, so it is not current).
+        self.jobs.remove(&id);
         self.live -= 1;
         self.maybe_rebuild();
         true
@@ -233,10 +241,6 @@ impl Scheduler for Sched {
 
     fn pending(&mut self) -> usize {
         self.live
-    }
-
-    fn within_bound(&mut self) -> bool {
-        self.heap.len() <= 2 * self.live + TOMBSTONE_FLOOR
     }
 
     fn schedule_fixed_rate(
@@ -273,7 +277,13 @@ impl Scheduler for Sched {
 
     fn fail(&mut self, id: u64, now_ms: u64) -> Result<Option<u64>, SchedError> {
         let max_retries = self.policy.max_retries;
-        let job = self.job_mut(id).ok_or(SchedError::UnknownJob)?;
+        let issued = self.issued;
+        let job = match self.job_mut(id) {
+            Some(job) => job,
+            // Issued once, cancelled since: known, but there is no run.
+            None if id >= 1 && id <= issued => return Err(SchedError::NotFailable),
+            None => return Err(SchedError::UnknownJob),
+        };
         if job.state != State::Ran {
             return Err(SchedError::NotFailable);
         }
