@@ -328,4 +328,32 @@ fn the_summary_and_help_fit_the_minimum_size() {
     let help = screen(&app, w, h);
     assert!(help.contains("o  after time is up"), "every key keeps a row:\n{help}");
     insta::assert_snapshot!("min_help", help);
+
+#[test]
+fn snapshot_failing_scale_check_with_its_chart() {
+    use harness::judge::scale::{Point, ScaleResult};
+    use harness::judge::verdict::Verdict;
+    let mut app = app();
+    at_gate_2(&mut app);
+    let mut eval = evaluation(&[(1, 27, 27), (2, 36, 37)], vec![]);
+    let points = [(500, 5_000.0, 1_100.0), (2000, 17_800.0, 1_150.0), (8000, 67_500.0, 1_200.0), (32000, 268_900.0, 1_250.0)];
+    eval.gates[1].scale.push(ScaleResult {
+        name: "get_at on a key with n writes".into(),
+        kind: "time".into(),
+        says: "O(log w), w the writes to that key".into(),
+        verdict: Verdict::TooSlow,
+        message: "get_at on a key with n writes: yours grows ~n^1.0 per call (500 → 32k: ×54), the reference ~n^0.0 \
+                  (×1.1); the statement asks O(log w), w the writes to that key"
+            .into(),
+        unit: "ns/op".into(),
+        points: points.iter().map(|&(n, y, r)| Point { n, yours: Some(y), reference: r }).collect(),
+        yours_growth: Some(54.0),
+        reference_growth: Some(1.1),
+        elapsed_ms: 900,
+    });
+    app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval), vec![])));
+    let text = screen(&app, 110, 34);
+    assert!(text.contains("too_slow"), "{text}");
+    insta::assert_snapshot!("failing_scale_check", text);
 }

@@ -186,15 +186,23 @@ fn scale_text(out: &mut String, p: &Paint, g: &crate::judge::evaluate::GateResul
         }
         let _ = writeln!(out, "  {} cost: {} — {}", p.c("31", "✗"), s.name, p.c("1", s.verdict.name()));
         let _ = writeln!(out, "      {}", s.message);
-        let _ = writeln!(out, "      {:>8}  {:>16}  {:>16}", "n", format!("yours {}", s.unit), format!("reference {}", s.unit));
-        for pt in &s.points {
-            let yours = pt.yours.map_or("stopped".to_string(), |y| cost_text(&s.unit, y));
-            let _ = writeln!(out, "      {:>8}  {:>16}  {:>16}", scale::size_text(pt.n), yours, cost_text(&s.unit, pt.reference));
+        for line in scale_points(s) {
+            let _ = writeln!(out, "      {line}");
         }
     }
     for name in &g.scale_skipped {
         let _ = writeln!(out, "  · cost: {name} — not measured until the gate's cases pass");
     }
+}
+
+/// A failing scale check's measured points as a small table.
+pub fn scale_points(s: &crate::judge::scale::ScaleResult) -> Vec<String> {
+    let mut lines = vec![format!("{:>8}  {:>16}  {:>16}", "n", format!("yours {}", s.unit), format!("reference {}", s.unit))];
+    for pt in &s.points {
+        let yours = pt.yours.map_or("stopped".to_string(), |y| cost_text(&s.unit, y));
+        lines.push(format!("{:>8}  {:>16}  {:>16}", scale::size_text(pt.n), yours, cost_text(&s.unit, pt.reference)));
+    }
+    lines
 }
 
 /// A measured cost in its unit: `1.2 µs`, `3.4 MB`.

@@ -552,6 +552,17 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
                 },
                 shrunk_from: r.shrunk_from.map(|n| n - 1),
             })
+            .chain(eval.gates.iter().flat_map(|g| {
+                // A failing scale check is kept like a failing case, its
+                // measured points as the "diff".
+                g.scale.iter().filter(|s| !s.passed()).map(move |s| FailureSummary {
+                    gate: g.gate,
+                    case: format!("cost: {}", s.name),
+                    verdict: s.verdict,
+                    message: s.message.clone(),
+                    diff: results::scale_points(s),
+                })
+            }))
             .collect(),
     }
 }

@@ -299,6 +299,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
             spans.push(Span::styled(flag, Style::default().fg(Color::White).bg(Color::Red)));
         }
         top.push(Line::from(spans));
+        top.extend(crate::ui::scale_chart::gate_lines(&g.scale, &g.scale_skipped, inner.width as usize));
     }
     let failures = app.failures();
     if !failures.is_empty() {
@@ -341,6 +342,8 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
             Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)),
             detail_area,
         );
+    } else if let Some(s) = eval.gates.iter().flat_map(|g| &g.scale).find(|s| !s.passed()) {
+        crate::ui::scale_chart::draw(frame, detail_area, s);
     } else if eval.gates.iter().all(|g| g.all_passed()) {
         frame.render_widget(
             Paragraph::new(Line::styled("every unlocked gate passes", Style::default().fg(Color::Green))),

@@ -1,0 +1,130 @@
+//! A failing scale check on screen: what was measured against what the
+//! statement asks, a log-log chart of cost per operation (or live bytes)
+//! against `n`, yours against the reference's, and the numbers.
+//!
+//! On log-log axes a cost that grows like n^k is a straight line of slope
+//! k, so "yours climbs, the reference stays flat" is visible at a glance.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Wrap};
+
+use crate::judge::scale::{ScaleResult, size_text};
+use crate::ui::results::cost_text;
+
+/// The lines a gate shows for its scale checks, under its own line.
+pub fn gate_lines(scale: &[ScaleResult], skipped: &[String], width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for s in scale {
+        let (mark, style) = if s.passed() {
+            ("✓", Style::default().fg(Color::Green))
+        } else {
+            ("✗", Style::default().fg(Color::Red))
+        };
+        let text = format!("    cost: {} — {}", s.name, s.says);
+        let mut spans = vec![Span::raw(clip(&text, width.saturating_sub(20))), Span::styled(format!(" {mark}"), style)];
+        if !s.passed() {
+            spans.push(Span::styled(format!(" {}", s.verdict), style.add_modifier(Modifier::BOLD)));
+        }
+        lines.push(Line::from(spans));
+    }
+    for name in skipped {
+        lines.push(Line::styled(
+            clip(&format!("    cost: {name} · measured once the cases pass"), width),
+            Style::default().fg(Color::DarkGray),
+        ));
+    }
+    lines
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>()) }
+}
+
+/// The detail of one failing scale check: message, chart and table.
+pub fn draw(frame: &mut Frame, area: Rect, s: &ScaleResult) {
+    let block =
+        Block::default().borders(Borders::TOP).border_style(Style::default().fg(Color::DarkGray)).title(" cost ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let head = vec![
+        Line::styled(format!("cost: {}", s.name), Style::default().add_modifier(Modifier::BOLD)),
+        Line::from(vec![
+            Span::styled(format!("{} ", s.verdict), Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
+            Span::raw(s.message.clone()),
+        ]),
+    ];
+    let table = table_lines(s);
+    let msg_rows = (s.message.chars().count() as u16 / inner.width.max(1)) + 3;
+    let [text_area, rest] = Layout::vertical([Constraint::Length(msg_rows), Constraint::Min(0)]).areas(inner);
+    frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), text_area);
+    let table_width = table.iter().map(|l| l.width() as u16).max().unwrap_or(0) + 2;
+    let [chart_area, table_area] =
+        Layout::horizontal([Constraint::Min(20), Constraint::Length(table_width)]).areas(rest);
+    frame.render_widget(Paragraph::new(table), table_area);
+    draw_chart(frame, chart_area, s);
+}
+
+fn table_lines(s: &ScaleResult) -> Vec<Line<'static>> {
+    let mut lines =
+        vec![Line::styled(format!("{:>6} {:>10} {:>10}", "n", "yours", "ref"), Style::default().fg(Color::DarkGray))];
+    for p in &s.points {
+        let yours = p.yours.map_or("stopped".to_string(), |y| cost_text(&s.unit, y));
+        lines.push(Line::from(format!("{:>6} {:>10} {:>10}", size_text(p.n), yours, cost_text(&s.unit, p.reference))));
+    }
+    lines.push(Line::styled(format!("({})", s.unit), Style::default().fg(Color::DarkGray)));
+    lines
+}
+
+fn draw_chart(frame: &mut Frame, area: Rect, s: &ScaleResult) {
+    if area.height < 5 || area.width < 20 || s.points.is_empty() {
+        return;
+    }
+    let log = |v: f64| v.max(1.0).log10();
+    let yours: Vec<(f64, f64)> = s.points.iter().filter_map(|p| p.yours.map(|y| (log(p.n as f64), log(y)))).collect();
+    let reference: Vec<(f64, f64)> = s.points.iter().map(|p| (log(p.n as f64), log(p.reference))).collect();
+    let xs: Vec<f64> = reference.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = yours.iter().chain(&reference).map(|p| p.1).collect();
+    let (x0, x1) = (xs.iter().copied().fold(f64::MAX, f64::min), xs.iter().copied().fold(f64::MIN, f64::max));
+    let (mut y0, mut y1) = (ys.iter().copied().fold(f64::MAX, f64::min), ys.iter().copied().fold(f64::MIN, f64::max));
+    if y1 - y0 < 1.0 {
+        y1 = y0 + 1.0;
+    }
+    y0 = (y0 - 0.1).max(0.0);
+    let first = s.points.first().map_or(1, |p| p.n);
+    let last = s.points.last().map_or(1, |p| p.n);
+    let datasets = vec![
+        Dataset::default()
+            .name("yours")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(Color::Red))
+            .data(&yours),
+        Dataset::default()
+            .name("reference")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(Color::Green))
+            .data(&reference),
+    ];
+    let label = |v: f64| cost_text(&s.unit, 10f64.powf(v));
+    let chart = Chart::new(datasets)
+        .x_axis(
+            Axis::default()
+                .title("n (log)")
+                .bounds([x0, x1.max(x0 + 0.1)])
+                .labels([size_text(first), size_text(last)])
+                .style(Style::default().fg(Color::DarkGray)),
+        )
+        .y_axis(
+            Axis::default()
+                .title(if s.unit == "bytes" { "bytes (log)" } else { "per op (log)" })
+                .bounds([y0, y1])
+                .labels([label(y0), label(y1)])
+                .style(Style::default().fg(Color::DarkGray)),
+        );
+    frame.render_widget(chart, area);
+}
