@@ -1,0 +1,115 @@
+//! Scale checks never fail a correct solution, even on a busy machine, and
+//! always catch a cost mistake.
+//!
+//! Every problem's reference, and its `alternate/` (a second correct
+//! solution of another design) where there is one, go through every scale
+//! check of every gate `HARNESS_STRESS_ROUNDS` times (20 by default) with
+//! two threads burning CPU alongside; none may fail. Every cost mutant (one
+//! whose `caught_by` names a scale check) goes through its check as often,
+//! and must be caught every time. Slow (minutes), so `#[ignore]`d and run
+//! by `.ci/run` explicitly. It prints the growth measured for each check.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use harness::base::config::Config;
+use harness::judge::compile;
+use harness::judge::evaluate::target;
+use harness::judge::sandbox::Target;
+use harness::judge::scale::run_check;
+use harness::problem::model::Problem;
+
+/// The library (its private copy lives as long as this value) and how to
+/// run it.
+fn build(config: &Config, problem: &Problem, dir: &std::path::Path) -> (compile::LoadedLib, Target) {
+    let build = compile::build(config, dir).unwrap();
+    let lib = build.lib.unwrap_or_else(|| panic!("{} does not build: {:?}", dir.display(), build.failure));
+    let target = target(config, problem, &lib);
+    (lib, target)
+}
+
+#[test]
+#[ignore = "minutes of CPU; .ci/run runs it"]
+fn scale_checks_are_stable_under_load() {
+    // SAFETY: set before any thread of this test starts a worker.
+    unsafe { std::env::set_var("HARNESS_WORKER_EXE", env!("CARGO_BIN_EXE_harness")) };
+    let rounds: usize = std::env::var("HARNESS_STRESS_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(20);
+    let only = std::env::var("HARNESS_TEST_PROBLEM").ok();
+    let config = Config::discover(&common::root()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let burners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..100_000 {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    }
+                    std::hint::black_box(x);
+                }
+            })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let mut ids = harness::problem::model::list_ids(&config.problems_dir).unwrap();
+    ids.retain(|id| only.as_ref().is_none_or(|o| o == id));
+    for id in &ids {
+        let problem = Problem::load(&config.problems_dir, id).unwrap();
+        if problem.gates.iter().all(|g| g.scale.is_empty()) {
+            continue;
+        }
+        let (_reference_lib, reference) = build(&config, &problem, &problem.reference_dir());
+        let mut correct = vec![("reference".to_string(), build(&config, &problem, &problem.reference_dir()))];
+        let alternate = problem.dir.join("alternate");
+        if alternate.join("Cargo.toml").is_file() {
+            correct.push(("alternate".to_string(), build(&config, &problem, &alternate)));
+        }
+        let mut mutants = Vec::new();
+        for m in &problem.mutants {
+            let gate = &problem.gates[m.gate - 1];
+            if let Some(check) = gate.scale.iter().find(|c| m.caught_by.as_deref() == Some(c.name.as_str())) {
+                let dir = compile::mutant_crate(&config, &problem, m).unwrap();
+                mutants.push((m.name.clone(), check.clone(), build(&config, &problem, &dir)));
+            }
+        }
+        for gate in &problem.gates {
+            for check in &gate.scale {
+                for (who, (_, subject)) in &correct {
+                    let (mut worst, mut ms) = (0.0f64, 0u64);
+                    for _ in 0..rounds {
+                        let r = run_check(check, &problem.signature, &reference, subject).unwrap();
+                        let rel = r.yours_growth.unwrap_or(0.0) / r.reference_growth.unwrap_or(1.0);
+                        worst = worst.max(rel);
+                        ms = ms.max(r.elapsed_ms);
+                        if !r.passed() {
+                            failures.push(format!("{id} {who}: {}", r.message));
+                        }
+                    }
+                    eprintln!("{id} g{} {:<55} {who:<10} worst yours/ref growth ×{worst:.2}, slowest {ms} ms", gate.number, check.name);
+                }
+            }
+        }
+        for (name, check, (_, subject)) in &mutants {
+            let (mut least, mut ms) = (f64::MAX, 0u64);
+            for _ in 0..rounds {
+                let r = run_check(check, &problem.signature, &reference, subject).unwrap();
+                let rel = r.yours_growth.unwrap_or(f64::INFINITY) / r.reference_growth.unwrap_or(1.0);
+                least = least.min(rel);
+                ms = ms.max(r.elapsed_ms);
+                if r.passed() {
+                    failures.push(format!("{id} mutant {name} survived: {}", r.message));
+                }
+            }
+            let least = if least > 1e12 { "stopped early".to_string() } else { format!("×{least:.1}") };
+            eprintln!("{id} {:<58} mutant {name}: least yours/ref growth {least}, slowest {ms} ms", check.name);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for b in burners {
+        b.join().unwrap();
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
