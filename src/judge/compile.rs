@@ -282,6 +282,8 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
     let lib = if !status.success() {
         if !diagnostics.iter().any(|d| d.level == "error") {
             failure = Some(cargo_error_text(&stderr));
+        } else if diagnostics.iter().any(|d| d.level == "error" && d.message.contains("global allocator")) {
+            failure = Some(GLOBAL_ALLOCATOR_ERR.to_string());
         }
         None
     } else if let Some(path) = artifact {
@@ -299,6 +301,10 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
     };
     Ok(Build { lib, diagnostics, failure, duration })
 }
+
+/// Why a solution may not declare its own global allocator.
+const GLOBAL_ALLOCATOR_ERR: &str = "The solution declares a #[global_allocator]: `harness_contract::export!` already \
+     installs one (it counts the heap exactly, for the memory checks), and a library can have only one. Remove yours.";
 
 /// Whether a cargo package id names the crate we built (not a dependency).
 fn is_package(id: &str, package: &str, crate_dir: &Path) -> bool {

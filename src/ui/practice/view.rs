@@ -182,6 +182,15 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
         lines.push(Line::default());
     }
     lines.extend(markdown::render(&gate.statement, area.width.saturating_sub(2) as usize));
+    if !gate.scale.is_empty() {
+        let note = format!(
+            "*Cost: {} check(s) measure your solution at growing sizes against the reference once the cases \
+             pass. The heap is counted by the allocator `export!` installs: declare no `#[global_allocator]`.*",
+            gate.scale.len()
+        );
+        lines.push(Line::default());
+        lines.extend(markdown::render(&note, area.width.saturating_sub(2) as usize));
+    }
     let locked: Vec<String> =
         ((app.session.gate + 1)..=app.session.gate_count).map(|g| format!("gate {g} 🔒")).collect();
     if !locked.is_empty() && n == app.session.gate {
