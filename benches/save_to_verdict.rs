@@ -138,4 +138,35 @@ fn main() {
     println!("{:<52} {:>9.0} {:>8.2}", "bare incremental cargo build (baseline, TUI rounds)", ms(b2), 1.0);
     println!("{:<52} {:>9.0} {:>8.2}", "harness start, save → verdict on screen", ms(s), ms(s) / ms(b2));
     println!("{:<52} {:>9.0} {:>8}", "  difference (debounce + judging + drawing)", ms(s) - ms(b2), "");
+    scale_per_gate(rounds);
+}
+
+/// The scale checks' time per gate, reference against reference (what a
+/// correct solution pays once its cases pass), for every problem.
+fn scale_per_gate(rounds: usize) {
+    let config = harness::base::config::Config::discover(&root()).unwrap();
+    println!("\nscale checks per gate, a correct solution (the reference), medians of {rounds} runs");
+    println!("{:<40} {:>9}", "", "ms");
+    for id in harness::problem::model::list_ids(&config.problems_dir).unwrap() {
+        let reference = config.problems_dir.join(&id).join("reference");
+        let mut per_gate: std::collections::BTreeMap<u64, Vec<Duration>> = Default::default();
+        for _ in 0..rounds {
+            let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+                .args(["check", &id, "--json", "--no-shrink", "--solution"])
+                .arg(&reference)
+                .current_dir(root())
+                .output()
+                .unwrap();
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            for g in json["gates"].as_array().unwrap() {
+                let total: u64 = g["scale"].as_array().unwrap().iter().map(|s| s["elapsed_ms"].as_u64().unwrap()).sum();
+                if !g["scale"].as_array().unwrap().is_empty() {
+                    per_gate.entry(g["gate"].as_u64().unwrap()).or_default().push(Duration::from_millis(total));
+                }
+            }
+        }
+        for (gate, mut times) in per_gate {
+            println!("{:<40} {:>9.0}", format!("{id} gate {gate}"), ms(median(&mut times)));
+        }
+    }
 }

@@ -73,6 +73,29 @@ fn reference_passes_with_exit_0_and_the_json_has_the_documented_shape() {
 }
 
 #[test]
+fn a_cost_mistake_fails_its_gate_with_too_slow_and_the_json_has_the_points() {
+    let out = harness(&root(), &["check", "versioned_kv", "--mutant", "linear_scan_get_at", "--gate", "2", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gate = &r["gates"][1];
+    assert_eq!(gate["passed"], false);
+    assert_eq!(gate["cases_total"], gate["cases_passed"], "every case passes: only the cost is wrong");
+    let check = &gate["scale"][0];
+    assert_eq!(check["verdict"], "too_slow");
+    assert_eq!(check["kind"], "time");
+    assert!(check["message"].as_str().unwrap().contains("the statement asks O(log w)"), "{check}");
+    let points = check["points"].as_array().unwrap();
+    assert!(points.len() >= 2);
+    assert!(points.iter().all(|p| p["n"].as_u64().is_some() && p["reference"].as_f64().is_some()));
+    assert!(check["yours_growth"].as_f64().unwrap() > 5.0 * check["reference_growth"].as_f64().unwrap());
+
+    // The text output names the check and the verdict under its gate.
+    let out = harness(&root(), &["check", "versioned_kv", "--mutant", "linear_scan_get_at", "--gate", "2"]);
+    let t = text(&out);
+    assert!(t.contains("✗ cost: get_at on a key with n writes — too_slow"), "{t}");
+}
+
+#[test]
 fn a_failing_solution_exits_1_with_a_diff_and_gate_limits_the_run() {
     let out = harness(&root(), &["check", "versioned_kv", "--mutant", "delete_erases_history", "--gate", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -169,6 +192,21 @@ fn malformed_problem_toml_gets_a_positioned_error() {
     // The error points at the line that opens the `from` string, just above.
     assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
     assert!(err.contains("does not match the reference"), "{err}");
+
+    // A scale script with an unknown name, and sizes spanning too little.
+    let bad = text_in.replacen("repeat n { put(\"hot\", i) }", "repeat n { put(\"hot\", j) }", 1);
+    std::fs::write(&file, &bad).unwrap();
+    let line = bad.lines().position(|l| l.contains("put(\"hot\", j)")).unwrap() + 1;
+    let out = harness(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out);
+    assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
+    assert!(err.contains("`j` is not defined here"), "{err}");
+    let bad = text_in.replacen("sizes = [250, 1000, 4000, 16000]", "sizes = [1000, 4000]", 1);
+    std::fs::write(&file, &bad).unwrap();
+    let out = harness(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("at least 16× the smallest"), "{}", text(&out));
 
     // Broken TOML syntax.
     std::fs::write(&file, "format_version = 1\ntitle = \"x\n").unwrap();

@@ -212,10 +212,15 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
             }
         }
         per_size.push(req);
-        if check.kind == Kind::Time
-            && points.len() > 1
+        // Heap counts are exact, so a memory check may stop as soon as it
+        // is over its limit; a time check only when far over.
+        let stop_at = match check.kind {
+            Kind::Time => TIME_FAR_RATIO,
+            Kind::Memory => MEMORY_LIMIT_RATIO,
+        };
+        if points.len() > 1
             && points.len() < check.sizes.len()
-            && relative(check.kind, &points).is_some_and(|r| r > TIME_FAR_RATIO)
+            && relative(check.kind, &points).is_some_and(|r| r > stop_at)
         {
             let message = message(check, &points, true);
             return Ok(result(Verdict::from_kind(check.kind), message, points));
