@@ -9,6 +9,6 @@ pub mod markdown;
 pub mod ninety;
 pub mod practice;
 pub mod results;
-pub mod scale_chart;
 pub mod review;
+pub mod scale_chart;
 pub mod wrap;

@@ -88,7 +88,10 @@ fn scale_checks_are_stable_under_load() {
                             failures.push(format!("{id} {who}: {}", r.message));
                         }
                     }
-                    eprintln!("{id} g{} {:<55} {who:<10} worst yours/ref growth ×{worst:.2}, slowest {ms} ms", gate.number, check.name);
+                    eprintln!(
+                        "{id} g{} {:<55} {who:<10} worst yours/ref growth ×{worst:.2}, slowest {ms} ms",
+                        gate.number, check.name
+                    );
                 }
             }
         }

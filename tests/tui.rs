@@ -336,7 +336,8 @@ fn snapshot_failing_scale_check_with_its_chart() {
     let mut app = app();
     at_gate_2(&mut app);
     let mut eval = evaluation(&[(1, 27, 27), (2, 36, 37)], vec![]);
-    let points = [(500, 5_000.0, 1_100.0), (2000, 17_800.0, 1_150.0), (8000, 67_500.0, 1_200.0), (32000, 268_900.0, 1_250.0)];
+    let points =
+        [(500, 5_000.0, 1_100.0), (2000, 17_800.0, 1_150.0), (8000, 67_500.0, 1_200.0), (32000, 268_900.0, 1_250.0)];
     eval.gates[1].scale.push(ScaleResult {
         name: "get_at on a key with n writes".into(),
         kind: "time".into(),

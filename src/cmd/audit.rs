@@ -69,7 +69,12 @@ fn reference_scale(problem: &Problem, eval: &Evaluation) -> (Vec<String>, Vec<St
                 _ => 1.0,
             };
             let e = s.reference_growth.map_or(0.0, |gr| gr.max(1e-9).ln() / span.ln());
-            notes.push(format!("gate {} cost `{}`: reference ~n^{e:.2} ({:.2} s)", g.gate, s.name, s.elapsed_ms as f64 / 1e3));
+            notes.push(format!(
+                "gate {} cost `{}`: reference ~n^{e:.2} ({:.2} s)",
+                g.gate,
+                s.name,
+                s.elapsed_ms as f64 / 1e3
+            ));
             if e > check.claim.reference_exponent_limit() {
                 wrong.push(format!(
                     "gate {} cost `{}`: the reference grows ~n^{e:.2}, too fast for its claim {}",
@@ -100,7 +105,11 @@ fn check_correct(subject: &str, eval: &Evaluation, gates: usize) -> Finding {
     if failing.is_empty() {
         let cases: usize = eval.gates.iter().map(|g| g.cases_total()).sum();
         let checks: usize = eval.gates.iter().map(|g| g.scale.len()).sum();
-        Finding { subject, ok: true, detail: format!("passes all {gates} gates ({cases} cases, {checks} scale checks)") }
+        Finding {
+            subject,
+            ok: true,
+            detail: format!("passes all {gates} gates ({cases} cases, {checks} scale checks)"),
+        }
     } else {
         Finding { subject, ok: false, detail: format!("fails {} case(s):\n{}", failing.len(), failing.join("\n")) }
     }
@@ -176,12 +185,9 @@ fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
         let named = m.caught_by.as_deref().map_or(String::new(), |c| format!(" by `{c}`"));
         let detail = match scale {
             Some(s) => format!("caught at gate {}{named}: {} — {}", m.gate, s.verdict, s.message),
-            None => format!(
-                "caught at gate {}{named} ({} of {} cases fail)",
-                m.gate,
-                own.failures.len(),
-                own.cases_total()
-            ),
+            None => {
+                format!("caught at gate {}{named} ({} of {} cases fail)", m.gate, own.failures.len(), own.cases_total())
+            }
         };
         Finding { subject, ok: true, detail }
     } else {
@@ -224,7 +230,8 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let dir = crate::judge::compile::mutant_crate(config, &judge.problem, m)?;
         // Scale checks take a second per gate; only a cost mutant's verdict
         // depends on them.
-        let cost = judge.problem.gates[m.gate - 1].scale.iter().any(|c| m.caught_by.as_deref() == Some(c.name.as_str()));
+        let cost =
+            judge.problem.gates[m.gate - 1].scale.iter().any(|c| m.caught_by.as_deref() == Some(c.name.as_str()));
         judge.measure_cost.store(cost, std::sync::atomic::Ordering::Relaxed);
         findings.push(check_mutant(m, &run(&dir, m.gate)?));
     }

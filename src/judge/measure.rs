@@ -80,7 +80,8 @@ impl Stats {
         let u64s = |r: &mut Reader<'_>| -> Result<u64, String> {
             Ok(u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| "short")?))
         };
-        let (live_bytes, peak_bytes, allocations, setup_ns) = (u64s(&mut r)?, u64s(&mut r)?, u64s(&mut r)?, u64s(&mut r)?);
+        let (live_bytes, peak_bytes, allocations, setup_ns) =
+            (u64s(&mut r)?, u64s(&mut r)?, u64s(&mut r)?, u64s(&mut r)?);
         let measured_bytes = u64s(&mut r)?;
         let mut reps_ns = Vec::new();
         for _ in 0..r.u32()? {
@@ -196,7 +197,8 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
                     return send(
                         proto,
                         frame::LOAD_ERROR,
-                        format!("the library exports no `{name}`: rebuild it against this harness's contract").as_bytes(),
+                        format!("the library exports no `{name}`: rebuild it against this harness's contract")
+                            .as_bytes(),
                     );
                 }
             }
@@ -291,7 +293,8 @@ mod tests {
 
     #[test]
     fn stats_and_requests_round_trip() {
-        let s = Stats { live_bytes: 1, peak_bytes: 2, allocations: 3, setup_ns: 4, reps_ns: vec![5, 6], measured_bytes: 7 };
+        let s =
+            Stats { live_bytes: 1, peak_bytes: 2, allocations: 3, setup_ns: 4, reps_ns: vec![5, 6], measured_bytes: 7 };
         assert_eq!(Stats::decode(&s.encode()).unwrap(), s);
         let req = encode_request(&[vec![1, 2]], &[vec![vec![3], vec![]], vec![vec![4]]]);
         let (a, b) = decode_request(&req).unwrap();

@@ -135,7 +135,7 @@ struct Requests {
     /// time check, each drawn with its own seed; one for a memory check.
     batches: Vec<Vec<Vec<u8>>>,
     /// Calls in a batch.
-    measured: Vec<()>,
+    per_batch: usize,
     /// Every call in request order, to name a failing one.
     calls: Vec<Call>,
 }
@@ -157,7 +157,7 @@ fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
             calls.extend(batch);
         }
     }
-    Ok(Requests { setup: enc(&setup), batches, measured: vec![(); per_batch], calls })
+    Ok(Requests { setup: enc(&setup), batches, per_batch, calls })
 }
 
 /// Runs one check against the candidate, with the reference alongside.
@@ -184,14 +184,16 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
     for &n in &check.sizes {
         let req = requests(check, sig, n)?;
         let (r, r_wall) = match measure_one(reference, &req, REFERENCE_LIMIT)? {
-            Measured::Stats(s, wall) => (cost(check.kind, &s, req.measured.len()), wall),
-            Measured::Stopped(_) => bail!("the reference took over {REFERENCE_LIMIT:?} in scale check `{}` at n = {n}", check.name),
+            Measured::Stats(s, wall) => (cost(check.kind, &s, req.per_batch), wall),
+            Measured::Stopped(_) => {
+                bail!("the reference took over {REFERENCE_LIMIT:?} in scale check `{}` at n = {n}", check.name)
+            }
             Measured::Failed(v, m) => bail!("the reference failed scale check `{}` at n = {n}: {v}: {m}", check.name),
         };
         let limit = (r_wall * CANDIDATE_TIME_FACTOR).max(MIN_CANDIDATE_LIMIT);
         match measure_one(candidate, &req, limit)? {
             Measured::Stats(s, _) => {
-                points.push(Point { n, yours: Some(cost(check.kind, &s, req.measured.len())), reference: r });
+                points.push(Point { n, yours: Some(cost(check.kind, &s, req.per_batch)), reference: r });
             }
             Measured::Stopped(wall) => {
                 points.push(Point { n, yours: None, reference: r });
@@ -240,10 +242,10 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
             };
             let limit = (r_wall * CANDIDATE_TIME_FACTOR).max(MIN_CANDIDATE_LIMIT);
             let yours = match measure_one(candidate, req, limit)? {
-                Measured::Stats(cs, _) => Some(cost(check.kind, &cs, req.measured.len())),
+                Measured::Stats(cs, _) => Some(cost(check.kind, &cs, req.per_batch)),
                 _ => None,
             };
-            again.push(Point { n: p.n, yours, reference: cost(check.kind, &rs, req.measured.len()) });
+            again.push(Point { n: p.n, yours, reference: cost(check.kind, &rs, req.per_batch) });
         }
         if again.iter().all(|p| p.yours.is_some()) {
             rel = rel.min(relative(check.kind, &again).unwrap_or(rel));
@@ -325,9 +327,9 @@ fn relative(kind: Kind, points: &[Point]) -> Option<f64> {
 
 /// `1k`, `64k`, `1.5M`, `300`.
 pub fn size_text(n: u64) -> String {
-    if n >= 1_000_000 && n % 100_000 == 0 {
+    if n >= 1_000_000 && n.is_multiple_of(100_000) {
         format!("{}M", n as f64 / 1e6)
-    } else if n >= 1000 && n % 1000 == 0 {
+    } else if n >= 1000 && n.is_multiple_of(1000) {
         format!("{}k", n / 1000)
     } else {
         n.to_string()
@@ -355,11 +357,9 @@ fn message(check: &ScaleCheck, points: &[Point], early: bool) -> String {
     };
     let ends = match check.kind {
         Kind::Time => String::new(),
-        Kind::Memory => format!(
-            ", {} → {}",
-            bytes_text(first.yours.unwrap_or(0.0)),
-            bytes_text(last.yours.unwrap_or(0.0))
-        ),
+        Kind::Memory => {
+            format!(", {} → {}", bytes_text(first.yours.unwrap_or(0.0)), bytes_text(last.yours.unwrap_or(0.0)))
+        }
     };
     let stop = if early { "; stopped early, already far over the reference's curve" } else { "" };
     format!(
@@ -490,7 +490,9 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
                     Outcome::NotImplemented { op } => {
                         Measured::Failed(Verdict::NotImplemented, format!("`{op}` is not implemented yet"))
                     }
-                    Outcome::Rejected(why) => Measured::Failed(Verdict::WrongAnswer, format!("`{call}` was refused: {why}")),
+                    Outcome::Rejected(why) => {
+                        Measured::Failed(Verdict::WrongAnswer, format!("`{call}` was refused: {why}"))
+                    }
                     Outcome::Returned(_) => Measured::Failed(Verdict::Crash, "a garbled failure report".into()),
                 });
             }

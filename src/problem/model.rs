@@ -487,7 +487,10 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             && !gates[m.gate - 1].cases.iter().any(|c| &c.name == case)
             && !gates[m.gate - 1].scale.iter().any(|c| &c.name == case)
         {
-            return Err(at(span, format!("mutant `{}`: gate {} has no case or scale check named `{case}`", m.name, m.gate)));
+            return Err(at(
+                span,
+                format!("mutant `{}`: gate {} has no case or scale check named `{case}`", m.name, m.gate),
+            ));
         }
         if mutants.iter().any(|other: &Mutant| other.name == m.name) {
             return Err(at(span, format!("two mutants are named `{}`", m.name)));

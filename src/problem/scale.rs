@@ -195,7 +195,10 @@ impl RawScale {
             for (offset, op) in parsed.ops() {
                 let op_gate = sig.ops.get(op).map_or(1, |d| d.gate);
                 if op_gate > gate {
-                    return Err(at(offset, format!("`{op}` is introduced by gate {op_gate}, not unlocked at gate {gate}")));
+                    return Err(at(
+                        offset,
+                        format!("`{op}` is introduced by gate {op_gate}, not unlocked at gate {gate}"),
+                    ));
                 }
                 if op == "new" && !is_setup {
                     return Err(at(offset, "`new` belongs in `setup`, not in `measure`".into()));
@@ -296,11 +299,8 @@ impl Script {
     /// the batches from 0: a warm-up, then the timed ones), so that times
     /// can keep moving forward from one batch to the next.
     pub fn expand_batch(&self, n: u64, rep: u64, seed: u64, sig: &Signature) -> Result<Vec<Call>, (usize, String)> {
-        let mut env = Env {
-            n,
-            vars: vec![("rep".to_string(), rep as i128)],
-            rng: Rng::new(seed ^ n.wrapping_mul(0x9e37_79b9)),
-        };
+        let mut env =
+            Env { n, vars: vec![("rep".to_string(), rep as i128)], rng: Rng::new(seed ^ n.wrapping_mul(0x9e37_79b9)) };
         let mut out = Vec::new();
         run(&self.stmts, &mut env, sig, &mut out)?;
         Ok(out)
@@ -338,7 +338,8 @@ fn run(stmts: &[Stmt], env: &mut Env, sig: &Signature, out: &mut Vec<Call>) -> R
                 let mut values = Vec::with_capacity(args.len());
                 for ((a_at, e), (pname, pty)) in args.iter().zip(params) {
                     let v = eval(e, env).map_err(|m| (*a_at, m))?;
-                    let v = pty.check(v, &sig.errors, false).map_err(|m| (*a_at, format!("argument `{pname}`: {m}")))?;
+                    let v =
+                        pty.check(v, &sig.errors, false).map_err(|m| (*a_at, format!("argument `{pname}`: {m}")))?;
                     values.push(v);
                 }
                 out.push(Call { op: op.clone(), args: values });
@@ -681,7 +682,11 @@ mod tests {
     fn sig() -> Signature {
         Signature::parse_for_tests(
             &[("capacity", "usize")],
-            &[("put", "key: str, value: i64", "u64"), ("get", "key: str", "option<i64>"), ("ttl", "t: option<u64>", "unit")],
+            &[
+                ("put", "key: str, value: i64", "u64"),
+                ("get", "key: str", "option<i64>"),
+                ("ttl", "t: option<u64>", "unit"),
+            ],
             &[],
         )
     }
@@ -740,12 +745,14 @@ mod tests {
         .unwrap();
         let c = raw.validate(&sig(), 1).unwrap();
         assert_eq!((c.kind, c.claim, c.says.as_str()), (Kind::Time, Claim::Log, "O(log n)"));
-        let raw: RawScale =
-            toml::from_str("name = 'x'\nkind = 'time'\nclaim = 'log n'\nsizes = [10, 80]\nsetup = 'new(n)'\nmeasure = 'get(\"a\")'")
-                .unwrap();
+        let raw: RawScale = toml::from_str(
+            "name = 'x'\nkind = 'time'\nclaim = 'log n'\nsizes = [10, 80]\nsetup = 'new(n)'\nmeasure = 'get(\"a\")'",
+        )
+        .unwrap();
         assert!(matches!(raw.validate(&sig(), 1), Err(ScaleError::Field(_, m)) if m.contains("16×")));
         let raw: RawScale =
-            toml::from_str("name = 'x'\nkind = 'memory'\nclaim = 'log n'\nsizes = [10, 160]\nsetup = 'new(n)'").unwrap();
+            toml::from_str("name = 'x'\nkind = 'memory'\nclaim = 'log n'\nsizes = [10, 160]\nsetup = 'new(n)'")
+                .unwrap();
         assert!(matches!(raw.validate(&sig(), 1), Err(ScaleError::Field(_, m)) if m.contains("memory class")));
         let raw: RawScale =
             toml::from_str("name = 'x'\nkind = 'memory'\nclaim = 'bounded'\nsizes = [10, 160]\nsetup = 'get(\"a\")'")

@@ -197,7 +197,8 @@ fn scale_text(out: &mut String, p: &Paint, g: &crate::judge::evaluate::GateResul
 
 /// A failing scale check's measured points as a small table.
 pub fn scale_points(s: &crate::judge::scale::ScaleResult) -> Vec<String> {
-    let mut lines = vec![format!("{:>8}  {:>16}  {:>16}", "n", format!("yours {}", s.unit), format!("reference {}", s.unit))];
+    let mut lines =
+        vec![format!("{:>8}  {:>16}  {:>16}", "n", format!("yours {}", s.unit), format!("reference {}", s.unit))];
     for pt in &s.points {
         let yours = pt.yours.map_or("stopped".to_string(), |y| cost_text(&s.unit, y));
         lines.push(format!("{:>8}  {:>16}  {:>16}", scale::size_text(pt.n), yours, cost_text(&s.unit, pt.reference)));

@@ -41,7 +41,11 @@ pub fn gate_lines(scale: &[ScaleResult], skipped: &[String], width: usize) -> Ve
 }
 
 fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>()) }
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>())
+    }
 }
 
 /// The detail of one failing scale check: message, chart and table.
@@ -56,9 +60,19 @@ pub fn draw(frame: &mut Frame, area: Rect, s: &ScaleResult) {
             Span::styled(format!("{} ", s.verdict), Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
             Span::raw(s.message.clone()),
         ]),
+        Line::from(vec![
+            Span::styled(
+                if s.unit == "bytes" { "live bytes" } else { "cost per call" },
+                Style::default().fg(Color::DarkGray),
+            ),
+            Span::styled(" against n, log-log: ", Style::default().fg(Color::DarkGray)),
+            Span::styled("yours", Style::default().fg(Color::Red)),
+            Span::styled(" · ", Style::default().fg(Color::DarkGray)),
+            Span::styled("reference", Style::default().fg(Color::Green)),
+        ]),
     ];
     let table = table_lines(s);
-    let msg_rows = (s.message.chars().count() as u16 / inner.width.max(1)) + 3;
+    let msg_rows = (s.message.chars().count() as u16 / inner.width.max(1)) + 4;
     let [text_area, rest] = Layout::vertical([Constraint::Length(msg_rows), Constraint::Min(0)]).areas(inner);
     frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), text_area);
     let table_width = table.iter().map(|l| l.width() as u16).max().unwrap_or(0) + 2;
@@ -114,17 +128,12 @@ fn draw_chart(frame: &mut Frame, area: Rect, s: &ScaleResult) {
     let chart = Chart::new(datasets)
         .x_axis(
             Axis::default()
-                .title("n (log)")
                 .bounds([x0, x1.max(x0 + 0.1)])
                 .labels([size_text(first), size_text(last)])
                 .style(Style::default().fg(Color::DarkGray)),
         )
         .y_axis(
-            Axis::default()
-                .title(if s.unit == "bytes" { "bytes (log)" } else { "per op (log)" })
-                .bounds([y0, y1])
-                .labels([label(y0), label(y1)])
-                .style(Style::default().fg(Color::DarkGray)),
+            Axis::default().bounds([y0, y1]).labels([label(y0), label(y1)]).style(Style::default().fg(Color::DarkGray)),
         );
     frame.render_widget(chart, area);
 }
