@@ -6,11 +6,13 @@
 //! run and equal due times come out in insertion order. Cancellation is
 //! eager: the waiting job's record knows its key, so the entry is removed
 //! at once in O(log n) and the map never holds a tombstone
-//! (`entries == pending()` at all times). Per-job records live in a `Vec`
-//! indexed by `id - 1`; they hold the job's kind, its state and its failure
-//! count, and drop the payload once the job can never run again.
+//! (`entries == pending()` at all times). Per-job records live in a hash
+//! map by id; they hold the job's kind, its state and its failure count,
+//! and drop the payload once the job can never run again. A cancelled
+//! job's record goes at once (ids are issued in order, so a cancelled id is
+//! still known as issued): memory follows the jobs that can still run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use harness_contract::scheduler::{SchedError, Scheduler};
 
@@ -71,8 +73,10 @@ impl SplitMix64 {
 pub struct Sched {
     /// `(due, seq) -> id` for every waiting job, and nothing else.
     queue: BTreeMap<(u64, u64), u64>,
-    /// `jobs[id - 1]` is job `id`.
-    jobs: Vec<Job>,
+    /// Every job that can still run or fail, by id.
+    jobs: HashMap<u64, Job>,
+    /// The last id issued.
+    issued: u64,
     next_seq: u64,
     /// How many jobs are in `State::Waiting`, kept by every state change.
     waiting: usize,
@@ -83,8 +87,7 @@ pub struct Sched {
 
 impl Sched {
     fn job_mut(&mut self, id: u64) -> Option<&mut Job> {
-        let index = usize::try_from(id.checked_sub(1)?).ok()?;
-        self.jobs.get_mut(index)
+        self.jobs.get_mut(&id)
     }
 
     /// Queues a run of job `id` at `due` as a fresh insertion; the job is
@@ -112,8 +115,9 @@ impl Sched {
     }
 
     fn create(&mut self, kind: Kind, due: u64, payload: String) -> u64 {
-        self.jobs.push(Job { kind, state: State::Ran, failures: 0, payload: Some(payload.into()) });
-        let id = self.jobs.len() as u64;
+        self.issued += 1;
+        let id = self.issued;
+        self.jobs.insert(id, Job { kind, state: State::Ran, failures: 0, payload: Some(payload.into()) });
         self.enqueue(id, due);
         id
     }
@@ -136,7 +140,8 @@ impl Scheduler for Sched {
     fn new() -> Self {
         Sched {
             queue: BTreeMap::new(),
-            jobs: Vec::new(),
+            jobs: HashMap::new(),
+            issued: 0,
             next_seq: 0,
             waiting: 0,
             policy: RetryPolicy { max_retries: 0, base_ms: 0, cap_ms: 0 },
@@ -192,6 +197,7 @@ impl Scheduler for Sched {
         let State::Waiting { due, seq } = job.state else { return false };
         self.queue.remove(&(due, seq));
         self.leave_waiting(id, State::Cancelled);
+        self.jobs.remove(&id);
         true
     }
 
@@ -204,14 +210,6 @@ impl Scheduler for Sched {
 
     fn pending(&mut self) -> usize {
         self.waiting
-    }
-
-    fn within_bound(&mut self) -> bool {
-        // Cancellation removes entries at once, so the map should hold
-        // exactly one entry per waiting job; measured against the separate
-        // count of waiting jobs, not assumed.
-        let entries = self.queue.len();
-        entries <= 2 * self.waiting + 8
     }
 
     fn schedule_fixed_rate(
@@ -246,7 +244,12 @@ impl Scheduler for Sched {
 
     fn fail(&mut self, id: u64, now_ms: u64) -> Result<Option<u64>, SchedError> {
         let max_retries = self.policy.max_retries;
-        let job = self.job_mut(id).ok_or(SchedError::UnknownJob)?;
+        let issued = self.issued;
+        let job = match self.job_mut(id) {
+            Some(job) => job,
+            None if id >= 1 && id <= issued => return Err(SchedError::NotFailable),
+            None => return Err(SchedError::UnknownJob),
+        };
         if !matches!(job.kind, Kind::OneShot) || job.state != State::Ran {
             return Err(SchedError::NotFailable);
         }
