@@ -15,7 +15,7 @@
 
 use std::ffi::c_void;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::Path;
 
@@ -23,7 +23,7 @@ use harness_contract::measure::HeapStats;
 use harness_contract::wire::{Reader, Writer};
 use harness_contract::{ABI_VERSION, Handshake, RawBuf};
 
-use crate::judge::sandbox::frame;
+use crate::judge::channel::frame;
 
 type HandshakeFn = unsafe extern "C" fn() -> Handshake;
 type OpenFn = unsafe extern "C" fn() -> *mut c_void;
@@ -156,6 +156,7 @@ pub fn main(args: MeasureArgs<'_>) -> i32 {
         return 3;
     }
     let mut proto = File::from(proto);
+    crate::judge::channel::adopt(&proto);
     let lib = args.lib.to_path_buf();
     let hash = args.schema_hash;
     let runner = std::thread::Builder::new()
@@ -169,7 +170,8 @@ pub fn main(args: MeasureArgs<'_>) -> i32 {
 }
 
 fn send(proto: &mut File, tag: u8, body: &[u8]) {
-    let _ = proto.write_all(&frame::frame(tag, body));
+    // Exits the worker if the candidate closed or replaced the channel.
+    crate::judge::channel::send(proto, tag, body);
 }
 
 fn thread_cpu_ns() -> u64 {

@@ -33,8 +33,9 @@ use harness_contract::wire::{self, Outcome};
 use serde::Serialize;
 use wait_timeout::ChildExt;
 
+use crate::judge::channel::frame;
 use crate::judge::measure::{self, Stats};
-use crate::judge::sandbox::{Target, frame, signal_name};
+use crate::judge::sandbox::{Target, signal_name};
 use crate::judge::verdict::Verdict;
 use crate::problem::scale::{Kind, ScaleCheck};
 use crate::problem::script::Call;
@@ -421,8 +422,11 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
     let frames = std::thread::Builder::new()
         .name("measure-frames".into())
         .spawn(move || {
+            // Bounded: a candidate may write anything into the channel. The
+            // rest is drained unread so the writer never blocks.
             let mut buf = Vec::new();
-            let _ = stdout.read_to_end(&mut buf);
+            let _ = (&mut stdout).take(1 << 20).read_to_end(&mut buf);
+            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
             buf
         })
         .context("cannot start a thread")?;
@@ -464,43 +468,58 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
     let data = frames.join().unwrap_or_default();
     let output = String::from_utf8_lossy(&output.join().unwrap_or_default()).into_owned();
 
+    // The candidate runs in the writing process: the frames are hostile
+    // input. The one order a measuring worker writes is `H`, then `S` and
+    // `Z`, or one `F`; or a single `L`. Anything else is tampering.
+    let tampered =
+        |why: &str| Ok(Measured::Failed(Verdict::Tampered, format!("the result channel was written to: {why}")));
+    let mut frames = Vec::new();
     let mut rest = &data[..];
     while rest.len() >= 5 {
         let len = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
         if len == 0 || rest.len() < 4 + len {
-            break;
+            return tampered("a frame cut short or garbled");
         }
-        let (tag, body) = (rest[4], &rest[5..4 + len]);
+        frames.push((rest[4], &rest[5..4 + len]));
         rest = &rest[4 + len..];
-        match tag {
-            measure::tag::STATS => {
-                let stats = Stats::decode(body).map_err(|e| anyhow!("garbled measurements: {e}"))?;
-                return Ok(Measured::Stats(stats, wall));
-            }
-            measure::tag::FAILED if body.len() >= 4 => {
-                let index = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
-                let call = req.calls.get(index).map(|c| c.to_string()).unwrap_or_default();
-                let outcome = wire::decode_outcome(&mut wire::Reader::new(&body[4..]))
-                    .unwrap_or_else(|e| Outcome::Rejected(format!("garbled outcome: {e}")));
-                return Ok(match outcome {
-                    Outcome::Panicked { message, location } => {
-                        let at = if location.is_empty() { String::new() } else { format!(" at {location}") };
-                        Measured::Failed(Verdict::Panic, format!("`{call}` panicked{at}: {message}"))
-                    }
-                    Outcome::NotImplemented { op } => {
-                        Measured::Failed(Verdict::NotImplemented, format!("`{op}` is not implemented yet"))
-                    }
-                    Outcome::Rejected(why) => {
-                        Measured::Failed(Verdict::WrongAnswer, format!("`{call}` was refused: {why}"))
-                    }
-                    Outcome::Returned(_) => Measured::Failed(Verdict::Crash, "a garbled failure report".into()),
-                });
-            }
-            frame::LOAD_ERROR => {
-                return Ok(Measured::Failed(Verdict::Crash, String::from_utf8_lossy(body).into_owned()));
-            }
-            _ => {}
+    }
+    match frames.as_slice() {
+        [] => {}
+        [(frame::LOAD_ERROR, body)] => {
+            return Ok(Measured::Failed(Verdict::Crash, String::from_utf8_lossy(body).into_owned()));
         }
+        [(frame::HELLO, _), (measure::tag::STATS, body), (frame::DONE, _)] => {
+            return match Stats::decode(body) {
+                Ok(stats) => Ok(Measured::Stats(stats, wall)),
+                Err(e) => tampered(&format!("garbled measurements ({e})")),
+            };
+        }
+        [(frame::HELLO, _), (measure::tag::FAILED, body)] if body.len() >= 4 => {
+            let index = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
+            let call = req.calls.get(index).map(|c| c.to_string()).unwrap_or_default();
+            let Ok(outcome) = wire::decode_outcome(&mut wire::Reader::new(&body[4..])) else {
+                return tampered("a garbled outcome");
+            };
+            return Ok(match outcome {
+                Outcome::Panicked { message, location } => {
+                    let at = if location.is_empty() { String::new() } else { format!(" at {location}") };
+                    Measured::Failed(Verdict::Panic, format!("`{call}` panicked{at}: {message}"))
+                }
+                Outcome::NotImplemented { op } => {
+                    Measured::Failed(Verdict::NotImplemented, format!("`{op}` is not implemented yet"))
+                }
+                Outcome::Rejected(why) => {
+                    Measured::Failed(Verdict::WrongAnswer, format!("`{call}` was refused: {why}"))
+                }
+                Outcome::Returned(_) => Measured::Failed(Verdict::Tampered, "a failure report that is not one".into()),
+            });
+        }
+        // A worker stopped or killed part way: judged by how it ended.
+        [(frame::HELLO, _)] | [(frame::HELLO, _), (measure::tag::STATS, _)] => {}
+        _ => return tampered("frames out of order"),
+    }
+    if status.is_some_and(|s| s.code() == Some(crate::judge::channel::LOST_EXIT)) {
+        return tampered("the channel was closed or replaced");
     }
     let Some(status) = status else {
         return Ok(Measured::Stopped(wall));
