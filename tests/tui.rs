@@ -328,6 +328,7 @@ fn the_summary_and_help_fit_the_minimum_size() {
     let help = screen(&app, w, h);
     assert!(help.contains("o  after time is up"), "every key keeps a row:\n{help}");
     insta::assert_snapshot!("min_help", help);
+}
 
 #[test]
 fn snapshot_failing_scale_check_with_its_chart() {

@@ -561,6 +561,8 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
                     verdict: s.verdict,
                     message: s.message.clone(),
                     diff: results::scale_points(s),
+                    ops: Vec::new(),
+                    shrunk_from: None,
                 })
             }))
             .collect(),
