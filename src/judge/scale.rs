@@ -44,7 +44,7 @@ use crate::problem::signature::Signature;
 /// A time check fails when the candidate's per-call cost grows more than
 /// this many times as much as the reference's between the smallest and
 /// largest size. Measured on the shipped problems (see ARCHITECTURE.md):
-/// correct designs stay under ×2, the cost mistakes show ×15 and more.
+/// correct designs stay under ×2, the cost mistakes show ×10 and more.
 pub const TIME_LIMIT_RATIO: f64 = 5.0;
 /// At an intermediate size, a ratio this far over ends the check early,
 /// and a failure this far over needs no second measurement.
