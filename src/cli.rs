@@ -146,9 +146,25 @@ pub enum Command {
         #[arg(long)]
         title: Option<String>,
     },
+    /// Say which protections against candidate code are in force on this
+    /// machine, and why the others are not.
+    Doctor {
+        /// Print JSON (the same object as `check --json`'s "sandbox").
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: the isolated process that runs candidate code.
     #[command(name = "__worker", hide = true)]
-    Worker { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },
+    Worker {
+        lib: PathBuf,
+        hash: String,
+        memory: u64,
+        stack: usize,
+        cpu: u64,
+        timeout_ms: u64,
+        output: usize,
+        mode: String,
+    },
     /// Internal: the isolated process that measures candidate code at one size.
     #[command(name = "__measure", hide = true)]
     Measure { lib: PathBuf, hash: String, memory: u64, stack: usize, cpu: u64 },

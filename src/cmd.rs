@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod check;
+pub mod doctor;
 pub mod drill;
 pub mod list;
 pub mod mock;
@@ -24,7 +25,11 @@ use crate::problem::model::Problem;
 pub fn run(cli: Cli) -> Result<u8> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let config = Config::discover(&cwd)?;
+    if matches!(cli.command, Command::Check { .. } | Command::Replay { .. } | Command::Audit { .. }) {
+        end_on_signal();
+    }
     match cli.command {
+        Command::Doctor { json } => doctor::doctor(&config, json),
         Command::List { json } => list::list(&config, json),
         Command::Check { problem, solution, mutant, gate, seed, json, no_shrink } => {
             check::check(&config, &problem, Judged::pick(solution, mutant), gate, seed, json, no_shrink)
@@ -44,6 +49,20 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::New { id, title } => new::command(&config, &id, title.as_deref()),
         Command::Worker { .. } | Command::Measure { .. } => unreachable!("handled in main"),
     }
+}
+
+/// Headless commands end on SIGINT, SIGTERM or SIGHUP with every build
+/// they started (workers die with the threads that started them, by
+/// `PR_SET_PDEATHSIG`).
+fn end_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
+    let _ = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            compile::stop_all_builds();
+            std::process::exit(128 + sig);
+        }
+    });
 }
 
 /// What `check` and `replay` judge.

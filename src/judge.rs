@@ -4,6 +4,7 @@
 
 pub mod channel;
 pub mod compile;
+pub mod confine;
 pub mod evaluate;
 pub mod measure;
 pub mod sandbox;

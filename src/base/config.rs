@@ -52,6 +52,7 @@ struct RawLimits {
 #[serde(deny_unknown_fields)]
 struct RawBuild {
     profile: Option<String>,
+    deadline_s: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -91,6 +92,8 @@ pub struct Config {
     pub target_dir: PathBuf,
     pub contract_dir: PathBuf,
     pub profile: String,
+    /// How long one `cargo build` may take before it is killed.
+    pub build_deadline: Duration,
     pub limits: Limits,
     pub mock_minutes: u32,
     /// Whether a new session opens on the first-ninety-seconds screen.
@@ -140,6 +143,7 @@ impl Config {
             contract_dir: path(raw.paths.contract, "contract"),
             root,
             profile,
+            build_deadline: Duration::from_secs(raw.build.deadline_s.unwrap_or(60).max(1)),
             limits: Limits { output_bytes: raw.limits.output_kb.unwrap_or(64) << 10, jobs, ..limits },
             mock_minutes: raw.mock.minutes.unwrap_or(90),
             first_ninety: raw.practice.first_ninety.unwrap_or(true),

@@ -40,7 +40,9 @@ pub(crate) fn check(
     judge.shrink = !no_shrink;
     let eval = judge.evaluate_build(build, upto, &AtomicBool::new(false), &|_, _| {}, None)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&results::render_json(&judge.problem, &dir, &eval))?);
+        let mut out = results::render_json(&judge.problem, &dir, &eval);
+        out["sandbox"] = crate::cmd::doctor::sandbox_json(config)?;
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print!("{}", results::render_text(&judge.problem, &eval, std::io::stdout().is_terminal()));
     }

@@ -89,7 +89,8 @@ pub(crate) fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, js
     // a diagnosis instead of a printout.
     let reference = reference_results(config, &problem, &calls);
     let run = sandbox::run(&target, &[&calls])?;
-    let outcomes = run.cases.first().cloned().unwrap_or_default();
+    let case = run.case(0);
+    let outcomes = case.outcomes.clone();
     let steps: Vec<crate::problem::script::Step> = calls
         .iter()
         .enumerate()
@@ -98,7 +99,7 @@ pub(crate) fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, js
             expect: reference.as_ref().and_then(|r| r.get(i).cloned()).unwrap_or(harness_contract::Value::Any),
         })
         .collect();
-    let verdict = suite::evaluate(&steps, &run, &target);
+    let verdict = suite::evaluate(&steps, &case, &target);
 
     let mut rows = Vec::new();
     let mut text = String::new();

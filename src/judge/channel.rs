@@ -2,12 +2,12 @@
 //! reads verdicts from. Candidate code runs in the writing process, so the
 //! parent reads this stream as hostile input.
 //!
-//! Reading (parent side) is streaming and bounded: one frame at a time, at
-//! most [`MAX_FRAME`] bytes each and [`MAX_RUN_BYTES`] in all, values
-//! decoded against a budget of [`MAX_RUN_VALUES`] and nested at most
+//! Reading (parent side) is bounded: one frame at a time, at most
+//! [`MAX_FRAME`] bytes each and [`MAX_RUN_BYTES`] in all, values decoded
+//! against a budget of [`MAX_RUN_VALUES`] and nested at most
 //! [`wire::MAX_DEPTH`] deep, and the frames must come in the one order a
-//! worker sends them (`H`, then per case `O`… `C`, then `Z`; or a single `M`
-//! or `L`). Anything else means the candidate wrote into the channel: the
+//! worker sends them (`S`, `H`, then per case `O`… `C`? `W` `E`, then `Z`;
+//! or `S` and a single `M` or `L`). Anything else means the candidate wrote into the channel: the
 //! rest is drained unread and the run ends as [`Broken::Tampered`], never a
 //! pass. The parent never keeps more than the limits, whatever is written.
 //!
@@ -33,7 +33,14 @@ pub mod frame {
     pub const LOAD_ERROR: u8 = b'L';
     /// One call's encoded outcome.
     pub const OUTCOME: u8 = b'O';
+    /// The case's process ran every call and closed the instance.
     pub const CASE_END: u8 = b'C';
+    /// What confinement is in force: JSON of `confine::Protections`.
+    pub const SANDBOX: u8 = b'S';
+    /// The case's output: `u64` bytes dropped beyond the cap, then the bytes.
+    pub const OUTPUT: u8 = b'W';
+    /// How the case's process ended (`worker::CaseExit`); closes the case.
+    pub const EXIT: u8 = b'E';
     pub const DONE: u8 = b'Z';
 
     pub fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
@@ -65,11 +72,31 @@ pub enum Broken {
     TooLarge(String),
 }
 
+/// How one case's process ended, as the worker reported it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseEnd {
+    /// The process sent its case-end frame: every call ran.
+    pub finished: bool,
+    /// `worker::CaseExit`'s kind: `x` exited, `s` signal, `t` timeout.
+    pub kind: u8,
+    pub value: i32,
+    pub elapsed: std::time::Duration,
+    pub output: String,
+    pub output_dropped: usize,
+}
+
+/// Largest sandbox report accepted.
+const MAX_SANDBOX: usize = 64 << 10;
+
 /// What a run's frames said.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stream {
     /// Outcomes per case, in order; the last may be unfinished.
     pub cases: Vec<Vec<Outcome>>,
+    /// How each closed case's process ended: `ends[i]` for `cases[i]`.
+    pub ends: Vec<CaseEnd>,
+    /// The worker's sandbox report (JSON).
+    pub sandbox: Option<Vec<u8>>,
     /// The worker said every case ended.
     pub done: bool,
     /// The handshake did not match: ABI, hash, the library's schema text.
@@ -86,7 +113,8 @@ pub struct Stream {
 pub fn read(src: impl Read, shape: &[usize], on_broken: impl FnOnce()) -> Stream {
     // Frames are small and many: one read per 64 KiB, not two per frame.
     let mut src = std::io::BufReader::with_capacity(64 << 10, src);
-    let mut parser = Parser { shape, stream: Stream::default(), state: State::Start, bytes: 0 };
+    let mut parser =
+        Parser { shape, stream: Stream::default(), state: State::Start, bytes: 0, finished: false, output: None };
     if let Err(broken) = parser.run(&mut src) {
         parser.stream.broken = Some(broken);
         on_broken();
@@ -116,6 +144,10 @@ struct Parser<'a> {
     stream: Stream,
     state: State,
     bytes: usize,
+    /// The case in progress sent its case-end frame.
+    finished: bool,
+    /// The case in progress's output frame: text, bytes dropped.
+    output: Option<(String, usize)>,
 }
 
 fn tampered(why: impl Into<String>) -> Broken {
@@ -138,7 +170,7 @@ impl Parser<'_> {
             }
             let len = u32::from_le_bytes(header[..4].try_into().expect("four bytes")) as usize;
             let tag = header[4];
-            if len == 0 || !matches!(tag, b'H' | b'M' | b'L' | b'O' | b'C' | b'Z') {
+            if len == 0 || !matches!(tag, b'S' | b'H' | b'M' | b'L' | b'O' | b'C' | b'W' | b'E' | b'Z') {
                 return Err(tampered(format!("a frame with tag {tag:#04x} and length {len}")));
             }
             let body_len = len - 1;
@@ -173,6 +205,9 @@ impl Parser<'_> {
     fn frame(&mut self, tag: u8, body: &[u8], values: &mut usize) -> Result<(), Broken> {
         let out_of_order = || tampered(format!("a `{}` frame out of order", tag as char));
         match (self.state, tag) {
+            (State::Start, frame::SANDBOX) if self.stream.sandbox.is_none() && body.len() <= MAX_SANDBOX => {
+                self.stream.sandbox = Some(body.to_vec());
+            }
             (State::Start, frame::HELLO) if body.is_empty() => {
                 self.state = State::Case { n: 0, stopped: false };
                 self.stream.cases.push(Vec::new());
@@ -189,7 +224,7 @@ impl Parser<'_> {
                 self.stream.load_error = Some(String::from_utf8_lossy(body).into_owned());
                 self.state = State::Finished;
             }
-            (State::Case { n, stopped: false }, frame::OUTCOME) if n < self.shape.len() => {
+            (State::Case { n, stopped: false }, frame::OUTCOME) if n < self.shape.len() && !self.finished => {
                 let case = self.stream.cases.last_mut().expect("a case is open");
                 if case.len() >= self.shape[n] {
                     return Err(tampered(format!("more results than case {} has operations", n + 1)));
@@ -210,7 +245,31 @@ impl Parser<'_> {
                 case.push(outcome);
                 self.state = State::Case { n, stopped };
             }
-            (State::Case { n, .. }, frame::CASE_END) if body.is_empty() && n < self.shape.len() => {
+            (State::Case { n, .. }, frame::CASE_END)
+                if body.is_empty() && n < self.shape.len() && !self.finished && self.output.is_none() =>
+            {
+                self.finished = true;
+            }
+            (State::Case { n, .. }, frame::OUTPUT)
+                if body.len() >= 8 && n < self.shape.len() && self.output.is_none() =>
+            {
+                let dropped = u64::from_le_bytes(body[..8].try_into().expect("eight bytes")) as usize;
+                self.output = Some((String::from_utf8_lossy(&body[8..]).into_owned(), dropped));
+            }
+            (State::Case { n, .. }, frame::EXIT)
+                if body.len() == 13 && n < self.shape.len() && self.output.is_some() =>
+            {
+                let (output, output_dropped) = self.output.take().expect("checked");
+                self.stream.ends.push(CaseEnd {
+                    finished: std::mem::take(&mut self.finished),
+                    kind: body[0],
+                    value: i32::from_le_bytes(body[1..5].try_into().expect("four bytes")),
+                    elapsed: std::time::Duration::from_micros(u64::from_le_bytes(
+                        body[5..13].try_into().expect("eight bytes"),
+                    )),
+                    output,
+                    output_dropped,
+                });
                 self.state = State::Case { n: n + 1, stopped: false };
                 self.stream.cases.push(Vec::new());
             }
@@ -253,16 +312,21 @@ pub fn adopt(file: &File) {
     }
 }
 
+/// Worker side: whether `file` is still the adopted pipe (candidate code
+/// may have closed it or put another file in its place).
+pub fn intact(file: &File) -> bool {
+    match ADOPTED.get() {
+        Some(id) => identity(file).as_ref() == Some(id),
+        None => true,
+    }
+}
+
 /// Worker side: writes one frame, in one write. If the channel is no longer
 /// the adopted pipe (the candidate closed it or put another file in its
 /// place), the worker exits with [`LOST_EXIT`] at once: nothing it could
 /// write would reach the parent.
 pub fn send(file: &mut File, tag: u8, body: &[u8]) {
-    let same = match ADOPTED.get() {
-        Some(id) => identity(file).as_ref() == Some(id),
-        None => true,
-    };
-    if !same {
+    if !intact(file) {
         std::process::exit(LOST_EXIT);
     }
     match file.write_all(&frame::frame(tag, body)) {
@@ -289,12 +353,23 @@ mod tests {
         outcome(&Outcome::Returned(Value::Int(1)))
     }
 
+    /// The worker's frames after a case's process exited 0: no output.
+    fn end() -> Vec<u8> {
+        let mut data = frame::frame(frame::OUTPUT, &0u64.to_le_bytes());
+        let mut exit = vec![b'x'];
+        exit.extend_from_slice(&0i32.to_le_bytes());
+        exit.extend_from_slice(&7u64.to_le_bytes());
+        data.extend(frame::frame(frame::EXIT, &exit));
+        data
+    }
+
     /// The frames of a worker that ran `cases` cases of one call each.
     fn honest(cases: usize) -> Vec<u8> {
         let mut data = frame::frame(frame::HELLO, &[]);
         for _ in 0..cases {
             data.extend(one());
             data.extend(frame::frame(frame::CASE_END, &[]));
+            data.extend(end());
         }
         data.extend(frame::frame(frame::DONE, &[]));
         data
@@ -306,7 +381,7 @@ mod tests {
         assert_eq!((s.cases.len(), s.done, s.broken, s.incomplete), (2, true, None, false));
         // Cut inside the second case: the worker crashed there.
         let data = honest(2);
-        let cut = frame::frame(frame::HELLO, &[]).len() + one().len() + 5 + one().len();
+        let cut = frame::frame(frame::HELLO, &[]).len() + one().len() + 5 + end().len() + one().len();
         let s = read(&data[..cut], &[1, 1], || {});
         assert_eq!((s.cases.len(), s.done, s.broken), (2, false, None));
         assert_eq!(s.cases[1].len(), 1);
@@ -385,6 +460,7 @@ mod tests {
         for _ in 0..9 {
             data.extend_from_slice(&big);
             data.extend(frame::frame(frame::CASE_END, &[]));
+            data.extend(end());
         }
         let s = read(&data[..], &[1; 9], || {});
         match s.broken {

@@ -11,7 +11,8 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -190,6 +191,14 @@ static COPIES: AtomicU64 = AtomicU64::new(0);
 /// Builds the crate at `crate_dir`. An `Err` means the harness could not
 /// run cargo at all; a compile error is an `Ok` with no library.
 pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
+    build_cancellable(config, crate_dir, None)
+}
+
+/// Like [`build`]. Cargo runs in a process group of its own, killed with
+/// its build scripts when `config.build_deadline` passes (a build failure
+/// that says so) or when `cancel` is set (a failure saying it was
+/// cancelled, which the caller discards).
+pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Build> {
     let started = Instant::now();
     let manifest = crate_dir.join("Cargo.toml");
     if !manifest.is_file() {
@@ -228,8 +237,11 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    crate::judge::confine::group_of_its_own(&mut cmd);
     let mut child =
         cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
+    let group = rustix::process::Pid::from_raw(child.id() as i32).context("cargo without a pid")?;
+    let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;
     let mut stderr = child.stderr.take().expect("piped");
     let stderr_reader = std::thread::Builder::new()
         .name("cargo-stderr".into())
@@ -275,11 +287,22 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
         }
     }
     let status = child.wait().context("cargo did not finish")?;
+    let stopped = watch.finish();
     let stderr = stderr_reader.join().unwrap_or_default();
     let duration = started.elapsed();
 
     let mut failure = None;
-    let lib = if !status.success() {
+    let lib = if let Some(why) = stopped {
+        failure = Some(match why {
+            Stop::Deadline => format!(
+                "the build did not finish within {} s and was stopped (a build script that never ends?); \
+                 the limit is `[build] deadline_s` in harness.toml",
+                config.build_deadline.as_secs()
+            ),
+            Stop::Cancelled => "the build was cancelled".to_string(),
+        });
+        None
+    } else if !status.success() {
         if !diagnostics.iter().any(|d| d.level == "error") {
             failure = Some(cargo_error_text(&stderr));
         } else if diagnostics.iter().any(|d| d.level == "error" && d.message.contains("global allocator")) {
@@ -305,6 +328,72 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
 /// Why a solution may not declare its own global allocator.
 const GLOBAL_ALLOCATOR_ERR: &str = "The solution declares a #[global_allocator]: `harness_contract::export!` already \
      installs one (it counts the heap exactly, for the memory checks), and a library can have only one. Remove yours.";
+
+/// Why a build was stopped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stop {
+    Deadline,
+    Cancelled,
+}
+
+/// Kills cargo's process group at the deadline or on cancel, and in any
+/// case when the build is over (so no build script outlives it).
+struct Watchdog {
+    done: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Option<Stop>>,
+    group: rustix::process::Pid,
+}
+
+impl Watchdog {
+    fn start(group: rustix::process::Pid, deadline: Instant, cancel: Option<Arc<AtomicBool>>) -> Result<Watchdog> {
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let done = done.clone();
+            std::thread::Builder::new()
+                .name("build-watchdog".into())
+                .spawn(move || {
+                    while !done.load(Ordering::Relaxed) {
+                        let why = if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                            Some(Stop::Cancelled)
+                        } else if Instant::now() >= deadline {
+                            Some(Stop::Deadline)
+                        } else {
+                            None
+                        };
+                        if let Some(why) = why {
+                            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+                            return Some(why);
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    None
+                })
+                .context("cannot start a thread")?
+        };
+        BUILDS.lock().unwrap_or_else(|e| e.into_inner()).push(group);
+        Ok(Watchdog { done, thread, group })
+    }
+
+    fn finish(self) -> Option<Stop> {
+        self.done.store(true, Ordering::Relaxed);
+        let why = self.thread.join().unwrap_or(None);
+        let _ = rustix::process::kill_process_group(self.group, rustix::process::Signal::KILL);
+        BUILDS.lock().unwrap_or_else(|e| e.into_inner()).retain(|g| *g != self.group);
+        why
+    }
+}
+
+/// The process groups of the builds running now.
+static BUILDS: std::sync::Mutex<Vec<rustix::process::Pid>> = std::sync::Mutex::new(Vec::new());
+
+/// Kills every running build with its build scripts: for the harness's
+/// exit paths (quit, a signal, a panic). Cargo itself would die with the
+/// harness (`PR_SET_PDEATHSIG`); what it started would not.
+pub fn stop_all_builds() {
+    for group in BUILDS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        let _ = rustix::process::kill_process_group(*group, rustix::process::Signal::KILL);
+    }
+}
 
 /// Whether a cargo package id names the crate we built (not a dependency).
 fn is_package(id: &str, package: &str, crate_dir: &Path) -> bool {

@@ -242,7 +242,12 @@ impl Judge {
 
 /// How to run `lib` as a solution of `problem`.
 pub fn target(config: &Config, problem: &Problem, lib: &LoadedLib) -> Target {
-    Target { lib: lib.path.clone(), schema_hash: problem.signature.schema().hash(), limits: config.limits.clone() }
+    Target {
+        lib: lib.path.clone(),
+        schema_hash: problem.signature.schema().hash(),
+        limits: config.limits.clone(),
+        trusted: false,
+    }
 }
 
 /// Builds and probes the problem's reference solution; any failure here is
@@ -258,7 +263,8 @@ pub fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib,
         }
         bail!("the reference solution in {} does not build:\n{text}", dir.display());
     };
-    let target = target(config, problem, &lib);
+    // The problem's own code: its cases share a process (see `Target`).
+    let target = Target { trusted: true, ..target(config, problem, &lib) };
     if let Err(why) = suite::probe(&target, problem)? {
         bail!("the reference solution in {} cannot be judged: {why}", dir.display());
     }

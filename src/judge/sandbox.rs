@@ -1,36 +1,40 @@
 //! Running candidate code from the parent's side: spawn a worker (this
 //! binary, `__worker`), feed it calls, collect its frames, enforce the wall
-//! clock, and say how the process ended.
+//! clock, and say how each case ended.
 //!
-//! The worker gets its own process group, so a timeout kills everything the
-//! candidate started, and the group is killed after every run so no process
-//! is left behind. stdout (frames) and stderr (the candidate's output) are
-//! drained on their own threads: a worker blocked on a full pipe would
-//! otherwise look like a timeout.
+//! The worker leads a session of its own (no controlling terminal; its
+//! process group is killed after every run), dies with the thread that
+//! started it (`PR_SET_PDEATHSIG`), runs in a fresh scratch folder that is
+//! removed afterwards, and confines itself further (see `confine`). It
+//! judges each case in a process of its own and reports how that process
+//! ended, so the parent only enforces a backstop for the whole run. Its
+//! stdout (frames) and stderr are read in one loop here, which stops a
+//! short, fixed time after the worker has ended: something the candidate
+//! started that still holds a pipe cannot hang the harness.
 
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use harness_contract::wire::{self, Outcome};
-use wait_timeout::ChildExt;
 
 use crate::base::config::Limits;
 use crate::judge::channel;
+use crate::judge::confine::{self, Protections};
 use crate::problem::script::Call;
 
 pub use crate::judge::channel::frame;
 pub use frame::frame;
 
-/// How a worker ended.
+/// How a case (or a whole worker) ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum End {
-    /// Every case ran to its end (a panic ends a case, not the run).
+    /// Every call ran to its end (a panic ends a case, not the run).
     Completed,
-    /// The wall-clock limit passed; the process group was killed.
+    /// The wall-clock limit passed; the process was killed.
     Timeout,
     /// Killed by a signal (abort, segfault, …) before finishing.
     Signal(i32),
@@ -47,17 +51,46 @@ pub enum End {
     TooLarge(String),
 }
 
-/// What one worker run produced.
+/// One case, run in a process of its own.
 #[derive(Clone, Debug)]
-pub struct Run {
-    /// Outcomes per case, in order; cases after a crash are absent.
-    pub cases: Vec<Vec<Outcome>>,
+pub struct CaseRun {
+    pub outcomes: Vec<Outcome>,
     pub end: End,
-    /// The candidate's stdout and stderr, interleaved, capped.
+    /// The case's stdout and stderr, interleaved, capped.
     pub output: String,
     /// Bytes of output beyond the cap that were dropped.
     pub output_dropped: usize,
     pub elapsed: Duration,
+}
+
+/// What one worker run produced.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The cases that were judged, in order. When the worker itself ended
+    /// early, the case it was running is last, with the worker's end; the
+    /// cases after it are absent.
+    pub cases: Vec<CaseRun>,
+    /// How the worker ended.
+    pub end: End,
+    /// What the worker printed outside any case (the library's
+    /// initialisers), capped.
+    pub output: String,
+    pub elapsed: Duration,
+    /// What confinement the worker reported.
+    pub protections: Option<Protections>,
+}
+
+impl Run {
+    /// Case `i`; a case the worker never reached takes the worker's end.
+    pub fn case(&self, i: usize) -> CaseRun {
+        self.cases.get(i).cloned().unwrap_or_else(|| CaseRun {
+            outcomes: Vec::new(),
+            end: self.end.clone(),
+            output: self.output.clone(),
+            output_dropped: 0,
+            elapsed: self.elapsed,
+        })
+    }
 }
 
 /// Everything a worker needs besides the calls.
@@ -66,6 +99,12 @@ pub struct Target {
     pub lib: PathBuf,
     pub schema_hash: u64,
     pub limits: Limits,
+    /// The problem's reference solution, which computes expectations: its
+    /// cases run one after another in the worker, without a process each
+    /// (half the forks of a `check`). `harness audit` judges the reference
+    /// as a candidate, a process per case, so a reference whose statics
+    /// leak from case to case is still caught.
+    pub trusted: bool,
 }
 
 /// Encodes the request a worker reads on stdin.
@@ -83,92 +122,233 @@ pub fn encode(cases: &[&[Call]]) -> Vec<u8> {
     w.buf
 }
 
-/// Runs `cases` in one worker. The wall-clock limit is the case limit
-/// times the number of cases.
+/// Runs `cases` in one worker, each case in a process of its own under
+/// the case time limit.
 pub fn run(target: &Target, cases: &[&[Call]]) -> Result<Run> {
-    run_limited(target, cases, target.limits.case_timeout * (cases.len().max(1) as u32))
+    run_cancellable(target, cases, None)
 }
 
-/// Runs `cases` in one worker with an explicit wall-clock limit.
-pub fn run_limited(target: &Target, cases: &[&[Call]], limit: Duration) -> Result<Run> {
-    // Looked up once: every worker of every run re-executes this binary.
+/// Like [`run`]; a set `cancel` kills the worker within a few
+/// milliseconds (the run then holds the cases finished so far).
+pub fn run_cancellable(target: &Target, cases: &[&[Call]], cancel: Option<&AtomicBool>) -> Result<Run> {
+    run_with(exe()?, target, cases, cancel)
+}
+
+/// This binary, looked up once: every worker re-executes it.
+fn exe() -> Result<&'static Path> {
     static EXE: std::sync::OnceLock<std::io::Result<PathBuf>> = std::sync::OnceLock::new();
-    let exe = EXE
-        .get_or_init(std::env::current_exe)
+    EXE.get_or_init(std::env::current_exe)
         .as_ref()
-        .map_err(|e| anyhow::anyhow!("cannot find the harness executable: {e}"))?;
-    run_with(exe, target, cases, limit)
+        .map(PathBuf::as_path)
+        .map_err(|e| anyhow::anyhow!("cannot find the harness executable: {e}"))
 }
 
-pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], limit: Duration) -> Result<Run> {
-    let cpu_seconds = limit.as_secs() + 2;
+/// What a worker on this machine is confined by: a worker that loads
+/// nothing reports it.
+pub fn protections(limits: &Limits) -> Result<Protections> {
+    let target = Target { lib: PathBuf::from("-"), schema_hash: 0, limits: limits.clone(), trusted: false };
+    let run = run(&target, &[])?;
+    run.protections.with_context(|| format!("the worker reported no sandbox ({:?}): {}", run.end, run.output))
+}
+
+/// After the worker has ended, how long its pipes are still read.
+const PIPE_GRACE: Duration = Duration::from_millis(100);
+/// How often a run looks at its cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// A fresh folder that is the worker's cwd and its only writable place;
+/// removed with whatever the candidate wrote into it.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "harness-scratch-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .with_context(|| format!("cannot create a scratch folder {}", path.display()))?;
+        Ok(Scratch(path))
+    }
+}
+
+use std::os::unix::fs::DirBuilderExt;
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&AtomicBool>) -> Result<Run> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use std::io::Write;
+
+    let limits = &target.limits;
+    // The worker enforces each case's limit; this backstop covers loading
+    // the library and the worker itself.
+    let limit = limits.case_timeout * (cases.len() as u32 + 1) + Duration::from_secs(1);
+    let cpu_seconds = limits.case_timeout.as_secs() + 2;
+    let scratch = Scratch::new()?;
     let started = Instant::now();
-    let mut child = Command::new(exe)
-        .arg("__worker")
+    let mut cmd = Command::new(exe);
+    cmd.arg("__worker")
         .arg(&target.lib)
         .arg(format!("{:016x}", target.schema_hash))
-        .arg(target.limits.memory_bytes.to_string())
-        .arg(target.limits.stack_bytes.to_string())
+        .arg(limits.memory_bytes.to_string())
+        .arg(limits.stack_bytes.to_string())
         .arg(cpu_seconds.to_string())
+        .arg(limits.case_timeout.as_millis().to_string())
+        .arg(limits.output_bytes.to_string())
+        .arg(if target.trusted { "shared" } else { "fork" })
         .env("RUST_BACKTRACE", "0")
         .env("MALLOC_ARENA_MAX", "2")
+        .env("TMPDIR", &scratch.0)
+        .current_dir(&scratch.0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("cannot start a worker ({})", exe.display()))?;
-    let pgid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
-
-    let stdout = child.stdout.take().expect("piped");
-    let shape: Vec<usize> = cases.iter().map(|c| c.len()).collect();
-    let frames = std::thread::Builder::new()
-        .name("worker-frames".into())
-        .spawn(move || {
-            channel::read(stdout, &shape, || {
-                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-            })
-        })
-        .context("cannot start a thread")?;
-    let mut stderr = child.stderr.take().expect("piped");
-    let cap = target.limits.output_bytes;
-    let output = std::thread::Builder::new()
-        .name("worker-output".into())
-        .spawn(move || {
-            let mut kept = Vec::new();
-            let mut dropped = 0usize;
-            let mut chunk = [0u8; 8192];
-            // Keep draining past the cap: a blocked writer would stall.
-            while let Ok(n) = stderr.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                let room = cap.saturating_sub(kept.len()).min(n);
-                kept.extend_from_slice(&chunk[..room]);
-                dropped += n - room;
-            }
-            (kept, dropped)
-        })
-        .context("cannot start a thread")?;
-
-    let request = encode(cases);
-    if let Some(mut stdin) = child.stdin.take() {
-        // A worker that died at once closes its end; that shows in its status.
-        let _ = stdin.write_all(&request);
-    }
-
-    let status = child.wait_timeout(limit).context("cannot wait for a worker")?;
-    let timed_out = status.is_none();
-    let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-    let status = match status {
-        Some(s) => s,
-        None => child.wait().context("cannot wait for a worker")?,
+        .stderr(Stdio::piped());
+    confine::before_exec(&mut cmd);
+    let mut child = cmd.spawn().with_context(|| format!("cannot start a worker ({})", exe.display()))?;
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
+    let kill = || {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     };
+
+    if let Some(mut stdin) = child.stdin.take() {
+        // The worker reads all of its request before it writes anything. A
+        // worker that died at once closes its end; that shows in its status.
+        let _ = stdin.write_all(&encode(cases));
+    }
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok();
+    let mut frames = Vec::new();
+    let mut output = Vec::new();
+    let mut output_dropped = 0usize;
+    let (mut out_open, mut err_open) = (true, true);
+    let mut status = None;
+    let mut timed_out = false;
+    let mut cancelled = false;
+    let mut ended_at: Option<Instant> = None;
+    let mut worker_ended = false;
+    loop {
+        // With a pidfd, only look when it says the worker has ended.
+        if status.is_none()
+            && (pidfd.is_none() || worker_ended)
+            && let Ok(Some(s)) = child.try_wait()
+        {
+            status = Some(s);
+        }
+        let now = Instant::now();
+        if status.is_some() {
+            let at = *ended_at.get_or_insert(now);
+            if !(out_open || err_open) || now >= at + PIPE_GRACE {
+                break;
+            }
+        } else if now >= started + limit {
+            timed_out = true;
+            kill();
+            status = Some(child.wait().context("cannot wait for a worker")?);
+            continue;
+        } else if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            cancelled = true;
+            kill();
+            status = Some(child.wait().context("cannot wait for a worker")?);
+            continue;
+        }
+        let mut wait = match ended_at {
+            Some(at) => (at + PIPE_GRACE).saturating_duration_since(now),
+            None => (started + limit).saturating_duration_since(now),
+        };
+        if cancel.is_some() || (pidfd.is_none() && status.is_none()) {
+            wait = wait.min(CANCEL_POLL);
+        }
+        let timeout = Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos() as i64 };
+        let (mut which, mut fds) = (Vec::with_capacity(3), Vec::with_capacity(3));
+        if out_open {
+            which.push(0);
+            fds.push(PollFd::new(&stdout, PollFlags::IN));
+        }
+        if err_open {
+            which.push(1);
+            fds.push(PollFd::new(&stderr, PollFlags::IN));
+        }
+        if let (Some(fd), None) = (&pidfd, &status) {
+            which.push(2);
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        let _ = poll(&mut fds, Some(&timeout));
+        let ready: Vec<usize> =
+            which.iter().zip(&fds).filter(|(_, p)| !p.revents().is_empty()).map(|(i, _)| *i).collect();
+        drop(fds);
+        for i in ready {
+            match i {
+                0 => {
+                    out_open = read_into(&stdout, &mut frames, &mut 0, usize::MAX);
+                    // More than a run may carry: the parser refuses it; no
+                    // need to read (or keep) the rest.
+                    if frames.len() > channel::MAX_RUN_BYTES + 5 {
+                        kill();
+                        out_open = false;
+                    }
+                }
+                1 => err_open = read_into(&stderr, &mut output, &mut output_dropped, limits.output_bytes),
+                _ => worker_ended = true,
+            }
+        }
+    }
+    // Nothing the worker started outlives the run.
+    kill();
+    let status = status.expect("the loop ends with a status");
     let elapsed = started.elapsed();
-    let stream = frames.join().unwrap_or_default();
-    let (kept, output_dropped) = output.join().unwrap_or_default();
+    drop(scratch);
+
+    let shape: Vec<usize> = cases.iter().map(|c| c.len()).collect();
+    let stream = channel::read(&frames[..], &shape, || {});
     let end = end_of(&stream, timed_out, status.signal(), status.code());
-    Ok(Run { cases: stream.cases, end, output: String::from_utf8_lossy(&kept).into_owned(), output_dropped, elapsed })
+    let protections = stream.sandbox.as_deref().and_then(|j| serde_json::from_slice(j).ok());
+    let in_progress = stream.cases.len() > stream.ends.len();
+    let mut outcomes = stream.cases.into_iter();
+    let mut case_runs: Vec<CaseRun> = stream
+        .ends
+        .into_iter()
+        .map(|e| CaseRun {
+            outcomes: outcomes.next().unwrap_or_default(),
+            end: match e.kind {
+                b't' => End::Timeout,
+                b's' => End::Signal(e.value),
+                _ if e.value == 0 && e.finished => End::Completed,
+                _ if e.value == channel::LOST_EXIT => End::Tampered("the result channel was closed or replaced".into()),
+                _ => End::Exited(e.value),
+            },
+            output: e.output,
+            output_dropped: e.output_dropped,
+            elapsed: e.elapsed,
+        })
+        .collect();
+    // The case in progress when the worker itself ended (or its stream was
+    // refused) takes the worker's end.
+    if !stream.done
+        && !cancelled
+        && !matches!(end, End::Mismatch { .. } | End::LoadError(_))
+        && case_runs.len() < cases.len()
+        && (in_progress || matches!(end, End::Tampered(_) | End::TooLarge(_)))
+    {
+        case_runs.push(CaseRun {
+            outcomes: outcomes.next().unwrap_or_default(),
+            end: end.clone(),
+            output: String::from_utf8_lossy(&output).into_owned(),
+            output_dropped,
+            elapsed,
+        });
+    }
+    Ok(Run { cases: case_runs, end, output: String::from_utf8_lossy(&output).into_owned(), elapsed, protections })
 }
 
 /// How a run ended, from its frames and its exit status. A broken stream
@@ -193,6 +373,23 @@ fn end_of(stream: &channel::Stream, timed_out: bool, signal: Option<i32>, code: 
         (None, Some(0)) if stream.incomplete => End::Tampered("the stream ended inside a frame".into()),
         (None, Some(code)) => End::Exited(code),
         (None, None) => End::Exited(-1),
+    }
+}
+
+/// Reads what is there into `kept` up to `cap`; returns whether the pipe
+/// is still open.
+fn read_into(fd: &impl std::os::fd::AsFd, kept: &mut Vec<u8>, dropped: &mut usize, cap: usize) -> bool {
+    let mut chunk = [0u8; 16384];
+    match rustix::io::read(fd, &mut chunk) {
+        Ok(0) => false,
+        Ok(n) => {
+            let room = cap.saturating_sub(kept.len()).min(n);
+            kept.extend_from_slice(&chunk[..room]);
+            *dropped += n - room;
+            true
+        }
+        Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => true,
+        Err(_) => false,
     }
 }
 

@@ -402,8 +402,8 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
         .as_ref()
         .map_err(|e| anyhow!("cannot find the harness executable: {e}"))?;
     let started = Instant::now();
-    let mut child = Command::new(exe)
-        .arg("__measure")
+    let mut cmd = Command::new(exe);
+    cmd.arg("__measure")
         .arg(&target.lib)
         .arg(format!("{:016x}", target.schema_hash))
         .arg(target.limits.memory_bytes.to_string())
@@ -413,10 +413,11 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
         .env("MALLOC_ARENA_MAX", "2")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("cannot start a measuring worker ({})", exe.display()))?;
+        .stderr(Stdio::piped());
+    // A session of its own (no terminal, its group killed whole) and death
+    // with the harness, as for the judging worker.
+    crate::judge::confine::before_exec(&mut cmd);
+    let mut child = cmd.spawn().with_context(|| format!("cannot start a measuring worker ({})", exe.display()))?;
     let pgid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
     let mut stdout = child.stdout.take().expect("piped");
     let frames = std::thread::Builder::new()

@@ -13,7 +13,7 @@ use anyhow::{Result, anyhow, bail};
 use harness_contract::Value;
 use harness_contract::wire::Outcome;
 
-use crate::judge::sandbox::{self, End, Run, Target};
+use crate::judge::sandbox::{self, CaseRun, End, Target};
 use crate::judge::verdict::Verdict;
 use crate::problem::generate;
 use crate::problem::model::Problem;
@@ -91,18 +91,16 @@ pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Ve
         return Ok(Vec::new());
     }
     let run = sandbox::run(reference, calls)?;
-    match &run.end {
-        End::Completed => {}
-        End::Mismatch { .. } | End::LoadError(_) => {
-            bail!("the reference solution cannot be loaded: {}", end_text(&run.end))
-        }
-        other => {
-            bail!("the reference solution did not finish the generated cases: {}\n{}", end_text(other), run.output)
-        }
+    if let End::Mismatch { .. } | End::LoadError(_) = &run.end {
+        bail!("the reference solution cannot be loaded: {}", end_text(&run.end))
     }
     let mut out = Vec::with_capacity(calls.len());
     for (i, case) in calls.iter().enumerate() {
-        let outcomes = run.cases.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let one = run.case(i);
+        if one.end != End::Completed {
+            bail!("the reference solution did not finish a generated case: {}\n{}", end_text(&one.end), one.output)
+        }
+        let outcomes = one.outcomes.as_slice();
         let mut steps = Vec::with_capacity(case.len());
         for (j, call) in case.iter().enumerate() {
             match outcomes.get(j) {
@@ -173,16 +171,9 @@ fn mismatch_text(problem: &Problem, abi: u32, schema: &str) -> String {
     text
 }
 
-/// Judges one case against the library.
-pub fn judge(target: &Target, steps: &[Step]) -> Result<CaseResult> {
-    let calls: Vec<Call> = steps.iter().map(|s| s.call.clone()).collect();
-    let run = sandbox::run(target, &[&calls])?;
-    Ok(evaluate(steps, &run, target))
-}
-
 /// Compares one run of one case with its expectations.
-pub fn evaluate(steps: &[Step], run: &Run, target: &Target) -> CaseResult {
-    let outcomes = run.cases.first().map(Vec::as_slice).unwrap_or(&[]);
+pub fn evaluate(steps: &[Step], run: &CaseRun, target: &Target) -> CaseResult {
+    let outcomes = run.outcomes.as_slice();
     let mut actual = Vec::new();
     let result = |verdict, message: String, failed_at| CaseResult {
         verdict,
@@ -306,37 +297,18 @@ const SHRINK_TIME: Duration = Duration::from_secs(10);
 /// costs worker round trips on the save → verdict path.
 pub const SHRUNK_PER_GATE: usize = 3;
 
-/// Judges several cases in one worker. Only for verdicts the library
-/// survives (wrong answers and caught panics): a case that crashes the
-/// worker leaves the cases after it unjudged (`None`).
-pub fn judge_many(target: &Target, cases: &[Vec<Step>]) -> Result<Vec<Option<CaseResult>>> {
-    judge_cases(target, cases, target.limits.case_timeout * cases.len().max(1) as u32)
-}
-
-/// Like [`judge_many`], with one case's time limit for the whole batch.
-fn judge_many_within(target: &Target, cases: &[Vec<Step>]) -> Result<Vec<Option<CaseResult>>> {
-    judge_cases(target, cases, target.limits.case_timeout)
-}
-
-fn judge_cases(target: &Target, cases: &[Vec<Step>], limit: Duration) -> Result<Vec<Option<CaseResult>>> {
+/// Judges several cases in one worker, each in a process of its own. A
+/// case is `None` when the worker itself ended before reaching it, or when
+/// `cancel` was set first.
+pub fn judge_many(
+    target: &Target,
+    cases: &[Vec<Step>],
+    cancel: Option<&AtomicBool>,
+) -> Result<Vec<Option<CaseResult>>> {
     let calls: Vec<Vec<Call>> = cases.iter().map(|steps| steps.iter().map(|s| s.call.clone()).collect()).collect();
     let refs: Vec<&[Call]> = calls.iter().map(Vec::as_slice).collect();
-    let run = sandbox::run_limited(target, &refs, limit)?;
-    let finished = if run.end == End::Completed { cases.len() } else { run.cases.len().saturating_sub(1) };
-    Ok(cases
-        .iter()
-        .enumerate()
-        .map(|(i, steps)| {
-            (i < finished).then(|| {
-                let one = Run {
-                    cases: vec![run.cases.get(i).cloned().unwrap_or_default()],
-                    end: End::Completed,
-                    ..run.clone()
-                };
-                evaluate(steps, &one, target)
-            })
-        })
-        .collect())
+    let run = sandbox::run_cancellable(target, &refs, cancel)?;
+    Ok(cases.iter().zip(0..).map(|(steps, i)| run.cases.get(i).map(|one| evaluate(steps, one, target))).collect())
 }
 
 /// Shrinks a failing generated case to a shorter one that fails with the
@@ -351,20 +323,28 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseR
     if !failing.verdict.shrinkable() {
         return failing;
     }
-    // Verdicts that end the worker cannot share one: judge those singly.
-    let batchable = matches!(failing.verdict, Verdict::WrongAnswer | Verdict::Panic | Verdict::NotImplemented);
     let verdict = failing.verdict;
     let original_len = failing.steps.len();
     let started = Instant::now();
+    // The first candidate, in order, that fails the same way. The
+    // reference computes every expectation in one run (its cases share a
+    // process); the solution gets the first two candidates, then six more,
+    // then the rest: a removal usually keeps the failure, so most rounds
+    // end after two processes instead of one per candidate.
     let attempt = |candidates: Vec<Vec<Call>>| -> Option<CaseResult> {
         let refs: Vec<&[Call]> = candidates.iter().map(Vec::as_slice).collect();
         let expected = expect_from_reference(reference, &refs).ok()?;
-        if batchable {
-            let results = judge_many(target, &expected).ok()?;
-            results.into_iter().flatten().find(|r| r.verdict == verdict)
-        } else {
-            expected.iter().filter_map(|steps| judge(target, steps).ok()).find(|r| r.verdict == verdict)
+        let (a, b) = (expected.len().min(2), expected.len().min(8));
+        for batch in [&expected[..a], &expected[a..b], &expected[b..]] {
+            if batch.is_empty() {
+                continue;
+            }
+            let results = judge_many(target, batch, None).ok()?;
+            if let Some(r) = results.into_iter().flatten().find(|r| r.verdict == verdict) {
+                return Some(r);
+            }
         }
+        None
     };
     let mut best = failing;
     if let Some(k) = best.failed_at
@@ -438,18 +418,18 @@ fn parallel<T: Sync, R: Send>(
     Ok(results.into_inner().expect("threads joined"))
 }
 
-/// Cases judged together in one worker on the fast path.
-const BATCH: usize = 8;
+/// Cases given to one worker, which loads the library once and forks a
+/// process per case.
+const BATCH: usize = 32;
 
 /// Runs every case, on up to `target.limits.jobs` workers at once. Returns
 /// `None` for cases skipped because `cancel` was set.
 ///
-/// Fast path: cases run in batches of [`BATCH`] per worker, each with a
-/// fresh instance. Every case that does not pass in its batch (a wrong
-/// answer, a panic, or anything after a crash or a timeout that ended the
-/// worker) is judged again alone, so a failure's verdict, transcript and
-/// captured output are always its own, and a passing case costs an
-/// eighth of a process start.
+/// Cases go to workers in batches of [`BATCH`]; inside a worker each case
+/// runs in a process forked for it, so every verdict, transcript and
+/// captured output is the case's own and nothing is judged twice. If a
+/// worker itself ends early (killed from outside its sandbox), the cases it
+/// did not reach go to a new worker.
 pub fn run_cases(
     target: &Target,
     cases: &[Case],
@@ -459,23 +439,19 @@ pub fn run_cases(
     let done = AtomicUsize::new(0);
     let batches: Vec<&[Case]> = cases.chunks(BATCH).collect();
     let per_batch = parallel(target.limits.jobs, &batches, cancel, |batch| {
-        let steps: Vec<Vec<Step>> = batch.iter().map(|c| c.steps.clone()).collect();
-        // The whole batch gets one case's time limit: passing cases are
-        // fast, and a batch that runs out of time is judged case by case.
-        let first = judge_many_within(target, &steps)?;
-        let mut out = Vec::with_capacity(batch.len());
-        for (case, r) in batch.iter().zip(first) {
-            if cancel.load(Ordering::Relaxed) {
-                out.push(None);
-                continue;
+        let mut out: Vec<Option<CaseResult>> = Vec::with_capacity(batch.len());
+        while out.len() < batch.len() && !cancel.load(Ordering::Relaxed) {
+            let steps: Vec<Vec<Step>> = batch[out.len()..].iter().map(|c| c.steps.clone()).collect();
+            let results = judge_many(target, &steps, Some(cancel))?;
+            let before = out.len();
+            out.extend(results.into_iter().take_while(Option::is_some));
+            progress(done.fetch_add(out.len() - before, Ordering::Relaxed) + out.len() - before, cases.len());
+            if out.len() == before {
+                // Not one case judged: only a cancel does that.
+                break;
             }
-            let r = match r {
-                Some(r) if r.passed() => r,
-                _ => judge(target, &case.steps)?,
-            };
-            out.push(Some(r));
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1, cases.len());
         }
+        out.resize(batch.len(), None);
         Ok(out)
     })?;
     let mut results: Vec<Option<CaseResult>> = per_batch.into_iter().flat_map(|b| b.unwrap_or_default()).collect();

@@ -193,6 +193,11 @@ pub fn run(
             }
         }
     }
+    // Whatever still runs for this session ends with it.
+    if let Some(flag) = &cancel {
+        flag.store(true, Ordering::Relaxed);
+    }
+    compile::stop_all_builds();
     drop(_restore);
     Ok((app.session, app.report_path))
 }
@@ -223,7 +228,7 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
         send(RunnerMsg::Compiling);
         let sources: Vec<SourceFile> =
             fsio::read_sources(dir).into_iter().map(|(path, content)| SourceFile { path, content }).collect();
-        let build = match compile::build(config, dir) {
+        let build = match compile::build_cancellable(config, dir, Some(cancel.clone())) {
             Ok(b) => b,
             Err(e) => {
                 send(RunnerMsg::Error(format!("{e:#}")));

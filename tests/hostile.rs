@@ -1,0 +1,314 @@
+//! Hostile solutions against the sandbox, on a scratch copy of the fixture
+//! project's `escape` problem: each case of its solution tries one way out
+//! (a `setsid` child holding a pipe, writes into problems/, reports/ and
+//! its own src/, deleting the loaded library, stopping or killing the
+//! harness, opening the terminal, statics carried from case to case), and
+//! returns 1 when the attempt was refused. Around every run: a deadline,
+//! the harness's peak memory, the files of problems/, reports/ and the
+//! solution hashed before and after, and the process table scanned for the
+//! fixture's marker (`sleep 74242…`). The tests run one at a time: they
+//! share the marker.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{copy_dir, root};
+use serde_json::Value;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A copy of tests/fixtures/project whose contract and build output point
+/// back into this repository.
+fn project(extra_toml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let fixture = root().join("tests/fixtures/project");
+    copy_dir(&fixture.join("problems"), &p.join("problems"));
+    copy_dir(&fixture.join("solutions/escape"), &p.join("solutions/escape"));
+    let manifest = p.join("solutions/escape/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = harness::judge::compile::point_at_contract(&text, &p.join("solutions/escape"), &root().join("contract"));
+    std::fs::write(&manifest, text).unwrap();
+    std::fs::create_dir_all(p.join("reports/sessions")).unwrap();
+    std::fs::write(p.join("reports/sessions/keep.json"), b"{\"untouched\": true}").unwrap();
+    std::fs::write(
+        p.join("harness.toml"),
+        format!(
+            "[paths]\ncontract = {:?}\ntarget = {:?}\n[limits]\ncase_timeout_ms = 2500\nmemory_mb = 256\n{extra_toml}",
+            root().join("contract"),
+            root().join("target/harness-fixtures")
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// Every file under `dirs` with a hash of its content.
+fn hashes(base: &Path, dirs: &[&str]) -> BTreeMap<PathBuf, u64> {
+    fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, u64>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if entry.file_name() != "target" {
+                    walk(&path, out);
+                }
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                out.insert(path, harness_contract::schema::fnv1a(&bytes));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for d in dirs {
+        walk(&base.join(d), &mut out);
+    }
+    out
+}
+
+/// Processes whose command line carries the fixture's marker.
+fn marked() -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if cmdline.windows(11).any(|w| w == b"sleep\x0074242") {
+            found.push(format!("{name}: {}", String::from_utf8_lossy(&cmdline).replace('\0', " ")));
+        }
+    }
+    found
+}
+
+/// Waits up to `within` for no marked process to be left.
+fn assert_none_left(within: Duration) {
+    let start = Instant::now();
+    loop {
+        let left = marked();
+        if left.is_empty() {
+            return;
+        }
+        assert!(start.elapsed() < within, "left running: {left:#?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+struct Finished {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    peak_kb: u64,
+    took: Duration,
+}
+
+/// Runs the harness in `dir`, failing the test if it is not done within
+/// `deadline`; `during` is called once with its pid while it runs.
+fn run(dir: &Path, args: &[&str], deadline: Duration, during: impl FnOnce(u32)) -> Finished {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let mut during = Some(during);
+    let mut peak_kb = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if let Some(kb) = status.lines().find_map(|l| l.strip_prefix("VmHWM:")) {
+            peak_kb = peak_kb.max(kb.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0));
+        }
+        if let Some(f) = during.take() {
+            f(pid);
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            panic!("`harness {}` hung: not done within {deadline:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Finished {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        peak_kb,
+        took: started.elapsed(),
+    }
+}
+
+fn verdicts(report: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for gate in report["gates"].as_array().unwrap() {
+        for f in gate["failures"].as_array().unwrap() {
+            out.insert(f["case"].as_str().unwrap().to_string(), f["verdict"].as_str().unwrap().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn escape_attempts_are_refused_and_statics_never_carry_over() {
+    let _serial = serial();
+    let project = project("");
+    let dir = project.path();
+    let watched = ["problems", "reports", "solutions/escape/src", "solutions/escape/Cargo.toml"];
+    let before = hashes(dir, &watched);
+    // Twice: the first run tried to delete its library, the second must
+    // still load (and build) it.
+    for round in 0..2 {
+        let done = run(dir, &["check", "escape", "--gate", "1", "--json"], Duration::from_secs(120), |_| {});
+        assert_eq!(done.code, Some(1), "round {round}: {}{}", done.stdout, done.stderr);
+        let report: Value = serde_json::from_str(&done.stdout).unwrap();
+        let gate = &report["gates"][0];
+        // Every escape is refused (a pass); only the two cases that need a
+        // second instance in their process fail, and always the same way.
+        let expected: BTreeMap<String, String> = [
+            ("not the first instance, 1".to_string(), "wrong_answer".to_string()),
+            ("not the first instance, 2".to_string(), "wrong_answer".to_string()),
+        ]
+        .into();
+        assert_eq!(verdicts(&report), expected, "round {round}");
+        assert_eq!(gate["cases_total"], 14);
+        // In force on this machine (CI is the same kind).
+        for p in ["pid_namespace", "filesystem", "signals", "no_terminal", "process_per_case"] {
+            assert_eq!(report["sandbox"][p]["active"], true, "{p}: {}", report["sandbox"][p]);
+        }
+        assert!(done.peak_kb > 0 && done.peak_kb < 200_000, "harness peak memory {} kB", done.peak_kb);
+        assert_none_left(Duration::from_secs(2));
+    }
+    assert_eq!(hashes(dir, &watched), before, "files changed under {watched:?}");
+}
+
+#[test]
+fn sigterm_sigint_and_sighup_of_check_end_every_worker_and_child() {
+    let _serial = serial();
+    let project = project("");
+    let dir = project.path();
+    for signal in ["-TERM", "-INT", "-HUP"] {
+        let done = run(dir, &["check", "escape", "--gate", "2"], Duration::from_secs(120), |pid| {
+            // Both children of the hanging case are up.
+            let start = Instant::now();
+            while marked().iter().filter(|m| m.contains("74242")).count() < 2 {
+                assert!(start.elapsed() < Duration::from_secs(60), "the hanging case never started");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Command::new("kill").args([signal, &pid.to_string()]).status().unwrap();
+        });
+        assert_ne!(done.code, Some(0), "{signal}");
+        assert!(done.took < Duration::from_secs(60), "{signal}: took {:?}", done.took);
+        assert_none_left(Duration::from_secs(2));
+    }
+}
+
+#[test]
+fn a_build_script_that_never_ends_meets_the_build_deadline() {
+    let _serial = serial();
+    let project = project("[build]\ndeadline_s = 3\n");
+    let dir = project.path();
+    let crate_dir = dir.join("solutions/escape");
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    // A package of its own, so the slow build does not share the fixture's
+    // build folder.
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        manifest
+            .replace("name = \"escape_fixture\"", "name = \"escape_slow_build\"")
+            .replace("[lib]", "build = \"build.rs\"\n\n[lib]"),
+    )
+    .unwrap();
+    std::fs::write(
+        crate_dir.join("build.rs"),
+        "fn main() { std::process::Command::new(\"sleep\").arg(\"742425\").status().unwrap(); }\n",
+    )
+    .unwrap();
+    let done = run(dir, &["check", "escape", "--gate", "1", "--json"], Duration::from_secs(120), |_| {});
+    assert_eq!(done.code, Some(1), "{}{}", done.stdout, done.stderr);
+    let report: Value = serde_json::from_str(&done.stdout).unwrap();
+    let failure = report["build"]["failure"].as_str().unwrap_or_default().to_string();
+    assert!(failure.contains("did not finish within 3 s"), "{}", report["build"]);
+    assert!(failure.contains("deadline_s"), "names the setting: {failure}");
+    assert_none_left(Duration::from_secs(2));
+}
+
+#[test]
+fn a_tui_killed_with_sigkill_leaves_nothing_running_and_resumes() {
+    let _serial = serial();
+    let project = common::versioned_kv_project("harness-e2e");
+    let dir = project.path();
+    // The starter with a constructor that blocks in a child process.
+    let sol = dir.join("solutions/versioned_kv");
+    copy_dir(&dir.join("problems/versioned_kv/starter"), &sol);
+    let lib = sol.join("src/lib.rs");
+    let starter = std::fs::read_to_string(&lib).unwrap();
+    let needle = "fn new() -> Self {";
+    assert!(starter.contains(needle), "the starter has a constructor");
+    std::fs::write(
+        &lib,
+        starter.replacen(
+            needle,
+            &format!("{needle}\n        std::process::Command::new(\"sleep\").arg(\"742426\").status().ok();"),
+            1,
+        ),
+    )
+    .unwrap();
+    let mut first = common::Pty::start(dir, "versioned_kv", 24, 80);
+    let start = Instant::now();
+    while marked().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no case reached new(): {}", first.contents());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    assert_none_left(Duration::from_secs(2));
+    // No worker of that harness either: they ran in its scratch folders.
+    let workers: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"__worker")))
+        .filter_map(|e| std::fs::read_link(e.path().join("cwd")).ok())
+        .filter(|cwd| {
+            cwd.to_string_lossy().contains(&format!("harness-scratch-{}-", first.child.process_id().unwrap_or(0)))
+        })
+        .map(|cwd| cwd.display().to_string())
+        .collect();
+    assert!(workers.is_empty(), "workers left: {workers:?}");
+
+    std::fs::write(&lib, starter).unwrap();
+    let mut second = common::Pty::start(dir, "versioned_kv", 24, 80);
+    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    second.wait_for("not_implemented", Duration::from_secs(60));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<&str> = state["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"resumed"), "{kinds:?}");
+    second.writer.write_all(b"qy").unwrap();
+    second.writer.flush().unwrap();
+    second.wait_exit(Duration::from_secs(20));
+    assert_none_left(Duration::from_secs(2));
+}
