@@ -420,11 +420,18 @@ impl Pending {
         unsafe { &*(self.base as *const std::sync::atomic::AtomicU64) }
     }
 
-    fn frames(&self, len: usize) -> &mut [u8] {
+    fn frames(&self, len: usize) -> &[u8] {
         // SAFETY: `len` is at most PENDING_BYTES, so the slice is inside the
-        // mapping; only one process writes it at a time (the case's process
+        // mapping; only one process uses it at a time (the case's process
         // while it lives, then the worker).
-        unsafe { std::slice::from_raw_parts_mut(self.base.add(8), len) }
+        unsafe { std::slice::from_raw_parts(self.base.add(8), len) }
+    }
+
+    fn write_at(&self, at: usize, bytes: &[u8]) {
+        assert!(at + bytes.len() <= PENDING_BYTES, "inside the room");
+        // SAFETY: the range is inside the mapping (checked above) and does
+        // not overlap `bytes`, which lives elsewhere; one process at a time.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.base.add(8 + at), bytes.len()) }
     }
 
     /// In the case's process: appends one frame.
@@ -438,8 +445,8 @@ impl Pending {
                 return;
             }
         }
-        let used = self.used().load(Ordering::Acquire) as usize;
-        self.frames(used + frame.len())[used..].copy_from_slice(frame);
+        let used = (self.used().load(Ordering::Acquire) as usize).min(PENDING_BYTES - frame.len());
+        self.write_at(used, frame);
         self.used().store((used + frame.len()) as u64, Ordering::Release);
     }
 
