@@ -246,7 +246,7 @@ pub fn target(config: &Config, problem: &Problem, lib: &LoadedLib) -> Target {
         lib: lib.path.clone(),
         schema_hash: problem.signature.schema().hash(),
         limits: config.limits.clone(),
-        trusted: false,
+        shared: false,
     }
 }
 
@@ -264,7 +264,7 @@ pub fn build_reference(config: &Config, problem: &Problem) -> Result<(LoadedLib,
         bail!("the reference solution in {} does not build:\n{text}", dir.display());
     };
     // The problem's own code: its cases share a process (see `Target`).
-    let target = Target { trusted: true, ..target(config, problem, &lib) };
+    let target = Target { shared: true, ..target(config, problem, &lib) };
     if let Err(why) = suite::probe(&target, problem)? {
         bail!("the reference solution in {} cannot be judged: {why}", dir.display());
     }

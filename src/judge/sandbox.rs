@@ -99,12 +99,13 @@ pub struct Target {
     pub lib: PathBuf,
     pub schema_hash: u64,
     pub limits: Limits,
-    /// The problem's reference solution, which computes expectations: its
-    /// cases run one after another in the worker, without a process each
-    /// (half the forks of a `check`). `harness audit` judges the reference
-    /// as a candidate, a process per case, so a reference whose statics
-    /// leak from case to case is still caught.
-    pub trusted: bool,
+    /// The cases run one after another in the worker, without a process
+    /// each. For the problem's reference computing expectations (half the
+    /// forks of a `check`; `harness audit` judges the reference a process
+    /// per case, so a reference whose statics leak is still caught), and
+    /// for shrinking's search, whose final case is judged again in a
+    /// process of its own before it is shown.
+    pub shared: bool,
 }
 
 /// Encodes the request a worker reads on stdin.
@@ -146,7 +147,7 @@ fn exe() -> Result<&'static Path> {
 /// What a worker on this machine is confined by: a worker that loads
 /// nothing reports it.
 pub fn protections(limits: &Limits) -> Result<Protections> {
-    let target = Target { lib: PathBuf::from("-"), schema_hash: 0, limits: limits.clone(), trusted: false };
+    let target = Target { lib: PathBuf::from("-"), schema_hash: 0, limits: limits.clone(), shared: false };
     let run = run(&target, &[])?;
     run.protections.with_context(|| format!("the worker reported no sandbox ({:?}): {}", run.end, run.output))
 }
@@ -205,7 +206,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&
         .arg(cpu_seconds.to_string())
         .arg(limits.case_timeout.as_millis().to_string())
         .arg(limits.output_bytes.to_string())
-        .arg(if target.trusted { "shared" } else { "fork" })
+        .arg(if target.shared { "shared" } else { "fork" })
         .env("RUST_BACKTRACE", "0")
         .env("MALLOC_ARENA_MAX", "2")
         .env("TMPDIR", &scratch.0)

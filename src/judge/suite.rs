@@ -319,32 +319,27 @@ pub fn judge_many(
 /// worker for the solution), so a round costs two process starts. Each
 /// attempt recomputes the expectations with the reference, so a shorter
 /// case is judged exactly as a case of that length would be.
-pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseResult {
+/// A set `cancel` (a newer save) stops it where it is.
+pub fn shrink(target: &Target, reference: &Target, failing: CaseResult, cancel: &AtomicBool) -> CaseResult {
     if !failing.verdict.shrinkable() {
         return failing;
     }
     let verdict = failing.verdict;
     let original_len = failing.steps.len();
+    let original = failing.clone();
     let started = Instant::now();
-    // The first candidate, in order, that fails the same way. The
-    // reference computes every expectation in one run (its cases share a
-    // process); the solution gets the first two candidates, then six more,
-    // then the rest: a removal usually keeps the failure, so most rounds
-    // end after two processes instead of one per candidate.
+    // The first candidate, in order, that fails the same way. The search
+    // runs a round's candidates one after another in one process, as the
+    // reference does for the expectations (a process each would cost a
+    // fork per candidate, hundreds per case); the case it ends on is judged
+    // again in a process of its own below, and kept only if it fails the
+    // same way there.
+    let search = Target { shared: true, ..target.clone() };
     let attempt = |candidates: Vec<Vec<Call>>| -> Option<CaseResult> {
         let refs: Vec<&[Call]> = candidates.iter().map(Vec::as_slice).collect();
         let expected = expect_from_reference(reference, &refs).ok()?;
-        let (a, b) = (expected.len().min(2), expected.len().min(8));
-        for batch in [&expected[..a], &expected[a..b], &expected[b..]] {
-            if batch.is_empty() {
-                continue;
-            }
-            let results = judge_many(target, batch, None).ok()?;
-            if let Some(r) = results.into_iter().flatten().find(|r| r.verdict == verdict) {
-                return Some(r);
-            }
-        }
-        None
+        let results = judge_many(&search, &expected, Some(cancel)).ok()?;
+        results.into_iter().flatten().find(|r| r.verdict == verdict)
     };
     let mut best = failing;
     if let Some(k) = best.failed_at
@@ -355,7 +350,7 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseR
     }
     let mut chunk = (best.steps.len() - 1).div_ceil(2);
     let mut rounds = 0;
-    while chunk >= 1 && rounds < SHRINK_ROUNDS && started.elapsed() < SHRINK_TIME {
+    while chunk >= 1 && rounds < SHRINK_ROUNDS && started.elapsed() < SHRINK_TIME && !cancel.load(Ordering::Relaxed) {
         rounds += 1;
         let n = best.steps.len();
         // Every way to remove one chunk (never the constructor at 0).
@@ -375,10 +370,20 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult) -> CaseR
             break;
         }
     }
-    if best.steps.len() < original_len {
-        best.shrunk_from = Some(original_len);
+    if best.steps.len() >= original_len {
+        return best;
     }
-    best
+    // Judged as every case is: alone, in a fresh process.
+    match judge_many(target, std::slice::from_ref(&best.steps), Some(cancel)) {
+        Ok(mut fresh) => match fresh.pop().flatten() {
+            Some(mut r) if r.verdict == verdict => {
+                r.shrunk_from = Some(original_len);
+                r
+            }
+            _ => original,
+        },
+        Err(_) => original,
+    }
 }
 
 /// Progress of a suite run, for the TUI.
@@ -482,7 +487,8 @@ pub fn shrink_failures(
             }
         }
     }
-    let shrunk = parallel(target.limits.jobs, &picked, cancel, |(_, r)| Ok(shrink(target, reference, r.clone())))?;
+    let shrunk =
+        parallel(target.limits.jobs, &picked, cancel, |(_, r)| Ok(shrink(target, reference, r.clone(), cancel)))?;
     let mut count = 0;
     for ((i, _), r) in picked.iter().zip(shrunk) {
         if let Some(r) = r {
