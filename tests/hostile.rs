@@ -209,8 +209,10 @@ fn sigterm_sigint_and_sighup_of_check_end_every_worker_and_child() {
     let _serial = serial();
     let project = project("");
     let dir = project.path();
+    let mut killed = Vec::new();
     for signal in ["-TERM", "-INT", "-HUP"] {
         let done = run(dir, &["check", "escape", "--gate", "2"], Duration::from_secs(120), |pid| {
+            killed.push(pid);
             // Both children of the hanging case are up.
             let start = Instant::now();
             while marked().iter().filter(|m| m.contains("74242")).count() < 2 {
@@ -223,6 +225,17 @@ fn sigterm_sigint_and_sighup_of_check_end_every_worker_and_child() {
         assert!(done.took < Duration::from_secs(60), "{signal}: took {:?}", done.took);
         assert_none_left(Duration::from_secs(2));
     }
+    // The scratch folders the killed runs could not remove go with the
+    // next run.
+    let done = run(dir, &["doctor"], Duration::from_secs(30), |_| {});
+    assert_eq!(done.code, Some(0), "{}{}", done.stdout, done.stderr);
+    let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| killed.iter().any(|pid| n.starts_with(&format!("harness-scratch-{pid}-"))))
+        .collect();
+    assert!(left.is_empty(), "scratch folders left: {left:?}");
 }
 
 #[test]

@@ -164,6 +164,8 @@ struct Scratch(PathBuf);
 impl Scratch {
     fn new() -> Result<Scratch> {
         static N: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(sweep_scratch);
         let path = std::env::temp_dir().join(format!(
             "harness-scratch-{}-{}",
             std::process::id(),
@@ -179,6 +181,21 @@ impl Scratch {
 }
 
 use std::os::unix::fs::DirBuilderExt;
+
+/// Removes the scratch folders of harness processes that are gone (killed
+/// before they could remove their own), once per process.
+fn sweep_scratch() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("harness-scratch-").and_then(|rest| rest.split('-').next()) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
 
 impl Drop for Scratch {
     fn drop(&mut self) {
