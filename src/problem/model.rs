@@ -621,7 +621,7 @@ take() -> err(empty)
     #[test]
     fn a_bad_boundary_key_is_positioned() {
         let e = load(&GOOD.replace("n = { ints = [-5, 5] }", "n = { ints = [-5, 5], edges = [0, 9] }")).unwrap_err();
-        assert_eq!(e.line, 10, "{e}");
+        assert_eq!((e.line, e.column), (12, 5), "{e}");
         assert!(e.message.contains("generate.params.n: edge 9 is outside `ints` [-5, 5]"), "{e}");
         assert!(load(&GOOD.replace("n = { ints = [-5, 5] }", "n = { ints = [-5, 5], edges = [-5, 0, 5] }")).is_ok());
     }
