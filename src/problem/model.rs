@@ -619,6 +619,14 @@ take() -> err(empty)
     }
 
     #[test]
+    fn a_bad_boundary_key_is_positioned() {
+        let e = load(&GOOD.replace("n = { ints = [-5, 5] }", "n = { ints = [-5, 5], edges = [0, 9] }")).unwrap_err();
+        assert_eq!((e.line, e.column), (12, 5), "{e}");
+        assert!(e.message.contains("generate.params.n: edge 9 is outside `ints` [-5, 5]"), "{e}");
+        assert!(load(&GOOD.replace("n = { ints = [-5, 5] }", "n = { ints = [-5, 5], edges = [-5, 0, 5] }")).is_ok());
+    }
+
+    #[test]
     fn malformed_toml_is_positioned() {
         let e = load("format_version = 1\ntitle = \n").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
