@@ -276,6 +276,15 @@ fn a_tui_killed_with_sigkill_leaves_nothing_running_and_resumes() {
     // The starter with a constructor that blocks in a child process.
     let sol = dir.join("solutions/versioned_kv");
     copy_dir(&dir.join("problems/versioned_kv/starter"), &sol);
+    // The copy's path to the contract was written for the starter's folder,
+    // one level deeper: point it at the contract from where it now is.
+    let manifest = sol.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")),
+    )
+    .unwrap();
     let lib = sol.join("src/lib.rs");
     let starter = std::fs::read_to_string(&lib).unwrap();
     let needle = "fn new() -> Self {";
