@@ -396,7 +396,7 @@ fn end_of(stream: &channel::Stream, timed_out: bool, signal: Option<i32>, code: 
 
 /// Reads what is there into `kept` up to `cap`; returns whether the pipe
 /// is still open.
-fn read_into(fd: &impl std::os::fd::AsFd, kept: &mut Vec<u8>, dropped: &mut usize, cap: usize) -> bool {
+pub(crate) fn read_into(fd: &impl std::os::fd::AsFd, kept: &mut Vec<u8>, dropped: &mut usize, cap: usize) -> bool {
     let mut chunk = [0u8; 16384];
     match rustix::io::read(fd, &mut chunk) {
         Ok(0) => false,

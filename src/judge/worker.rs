@@ -18,7 +18,7 @@
 use std::ffi::c_void;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -347,7 +347,7 @@ fn run_case(
         let readable = pipe_open && !fds[0].revents().is_empty();
         drop(fds);
         if readable {
-            pipe_open = read_some(&read, &mut output, &mut dropped, args.output_bytes);
+            pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
         }
     };
     let elapsed = started.elapsed();
@@ -365,7 +365,7 @@ fn run_case(
         if poll(&mut fds, Some(&timeout)).unwrap_or(0) == 0 {
             break;
         }
-        pipe_open = read_some(&read, &mut output, &mut dropped, args.output_bytes);
+        pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
     }
     let end = if timed_out {
         CaseExit { kind: b't', value: 0, elapsed }
@@ -466,22 +466,6 @@ impl Pending {
             let _ = proto.write_all(self.frames(used));
         }
         self.used().store(0, Ordering::Release);
-    }
-}
-
-/// Reads what is there; returns whether the pipe is still open.
-fn read_some(fd: &OwnedFd, kept: &mut Vec<u8>, dropped: &mut usize, cap: usize) -> bool {
-    let mut chunk = [0u8; 8192];
-    match rustix::io::read(fd, &mut chunk) {
-        Ok(0) => false,
-        Ok(n) => {
-            let room = cap.saturating_sub(kept.len()).min(n);
-            kept.extend_from_slice(&chunk[..room]);
-            *dropped += n - room;
-            true
-        }
-        Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => true,
-        Err(_) => false,
     }
 }
 
