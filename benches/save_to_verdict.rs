@@ -2,23 +2,36 @@
 //! incremental `cargo build` of the same one-line edit, measured in the
 //! same run on the same machine.
 //!
-//! `cargo bench --bench save_to_verdict` (set `BENCH_ROUNDS`, default 11).
+//! `cargo bench --bench save_to_verdict` (`BENCH_ROUNDS` edits in each
+//! direction, default 15; `BENCH_SCALE=0` skips the per-gate table of
+//! scale-check times at the end).
 //!
-//! Three figures per round, each after a fresh one-line edit of a function
-//! body in the `versioned_kv` solution:
-//! - bare: `cargo build` of the solution crate alone (its own target dir);
-//! - check: `harness check versioned_kv`, end to end: build, contract
-//!   probe, all 142 cases of the four gates in isolated workers;
-//! - screen: in a real pseudo-terminal running `harness start`, from the
-//!   moment the edited file is renamed into place (as editors save) to the
-//!   moment the new verdict is on screen (watch debounce included).
+//! The solution is `versioned_kv`'s gate-4 mutant, so the session stays at
+//! gate 4 and every save judges all four gates (142 cases). Edits alternate
+//! between two one-line changes of function bodies, each also changing a
+//! marker that `new()` prints, so the new verdict is recognisable on screen:
+//! - **fix**: `version()` is right: gates 1–3 pass, with their cost
+//!   checks, and gate 4 fails the mutant's case(s);
+//! - **break**: `version()` is off by one: most cases of every gate fail.
 //!
-//! It reports medians and the ratios to the bare build. A bench, not a
-//! test: nothing here asserts a time.
+//! Figures:
+//! - bare: `cargo build` of the solution crate alone (its own target dir),
+//!   after every edit;
+//! - check: `harness check versioned_kv --json`, end to end;
+//! - TUI: `harness start` in a real pseudo-terminal, from the moment the
+//!   edited file is renamed into place (as editors save) to the moment the
+//!   verdict is on screen, and (fix) to the moment the cost checks of the
+//!   passing gates are on screen too;
+//! - the phases of the TUI path, from the harness's own trace
+//!   (`HARNESS_TRACE`): watch → debounce → build → probe → cases → draw;
+//! - the TUI's CPU use while idle.
+//!
+//! It prints medians and 90th percentiles and their ratios to the bare
+//! build. A bench, not a test: nothing here asserts a time.
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{copy_dir, root};
 
@@ -26,8 +39,14 @@ use common::{copy_dir, root};
 mod common;
 
 /// A gate-4 mutant keeps the session at gate 4, so every save judges the
-/// full suite (and some cases fail, so their output is on screen).
+/// full suite.
 const MUTANT: &str = "empty_commit_takes_a_version";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Dir {
+    Fix,
+    Break,
+}
 
 struct Project {
     _dir: tempfile::TempDir,
@@ -53,13 +72,18 @@ fn project() -> Project {
     Project { _dir: dir, root: p, lib, original }
 }
 
+const NEW: &str = "    fn new() -> Self {\n";
+const VERSION: &str = "    fn version(&self) -> u64 {\n        self.version\n";
+
 impl Project {
-    /// A one-line edit in a function body: the store's constructor prints
-    /// a marker, so the new verdict is recognisable on screen.
-    fn edit(&self, n: usize) {
-        let needle = "    fn new() -> Self {\n";
-        assert!(self.original.contains(needle));
-        let edited = self.original.replacen(needle, &format!("{needle}        eprintln!(\"edit {n:04}\");\n"), 1);
+    /// Saves the solution as an editor does (write aside, rename over):
+    /// marker `n` in `new()`, and `version()` right or off by one.
+    fn edit(&self, n: usize, dir: Dir) {
+        assert!(self.original.contains(NEW) && self.original.contains(VERSION));
+        let mut edited = self.original.replacen(NEW, &format!("{NEW}        eprintln!(\"edit {n:04}\");\n"), 1);
+        if dir == Dir::Break {
+            edited = edited.replacen(VERSION, &VERSION.replace("self.version\n", "self.version + 1\n"), 1);
+        }
         let tmp = self.lib.with_file_name(".lib.rs.tmp");
         std::fs::write(&tmp, edited).unwrap();
         std::fs::rename(&tmp, &self.lib).unwrap();
@@ -90,55 +114,165 @@ impl Project {
     }
 }
 
-fn median(v: &mut [Duration]) -> Duration {
+fn quantile(v: &[Duration], q: f64) -> Duration {
+    let mut v = v.to_vec();
     v.sort();
-    v[v.len() / 2]
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+fn median(v: &[Duration]) -> Duration {
+    quantile(v, 0.5)
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+fn now_us() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros()
+}
+
+/// The CPU time (user + system) a process has used, from /proc.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// The phases of one save in the TUI, from its trace: each phase's end is
+/// the first mark of that name after the previous phase's end.
+const PHASES: [(&str, &str); 8] = [
+    ("watch", "edit renamed → first watch event"),
+    ("debounced", "debounce (quiet period)"),
+    ("build-start", "to the runner"),
+    ("build-end", "cargo build"),
+    ("probed", "worker start + contract probe"),
+    ("cases", "142 cases"),
+    ("verdict-sent", "verdict assembled"),
+    ("drawn", "to the screen"),
+];
+
+fn phases(trace: &[(u128, String)], from_us: u128) -> Option<Vec<Duration>> {
+    let mut at = from_us;
+    let mut out = Vec::new();
+    for (name, _) in PHASES {
+        let (t, _) = trace.iter().find(|(t, what)| *t >= at && what == name)?;
+        out.push(Duration::from_micros((t - at) as u64));
+        at = *t;
+    }
+    Some(out)
+}
+
+fn row(label: &str, v: &[Duration], base: &[Duration]) {
+    let (m, p, b) = (median(v), quantile(v, 0.9), median(base));
+    println!(
+        "{label:<44} {:>7.0} {:>7.0} {:>7.2} {:>+9.0} {:>+9.0}",
+        ms(m),
+        ms(p),
+        ms(m) / ms(b),
+        ms(m) - ms(b),
+        ms(p) - ms(b)
+    );
+}
+
 fn main() {
-    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(11);
+    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(15);
     let project = project();
+    let dirs = || (0..2 * rounds).map(|i| if i % 2 == 0 { Dir::Break } else { Dir::Fix });
     // Warm every cache first: the reference, both target directories.
-    project.edit(0);
+    project.edit(0, Dir::Fix);
     project.bare_build();
     project.check();
 
-    let (mut bare, mut check) = (Vec::new(), Vec::new());
-    for n in 1..=rounds {
-        project.edit(n);
+    let (mut bare, mut check_fix, mut check_break) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, dir) in dirs().enumerate() {
+        project.edit(i + 1, dir);
         bare.push(project.bare_build());
-        check.push(project.check());
+        let t = project.check();
+        if dir == Dir::Fix { check_fix.push(t) } else { check_break.push(t) }
     }
 
-    let tui = common::Pty::start(&project.root, "versioned_kv", 50, 160);
-    tui.wait_for("edit 0", Duration::from_secs(120));
-    let (mut bare2, mut screen) = (Vec::new(), Vec::new());
-    for n in 1..=rounds {
-        let marker = format!("edit {:04}", 1000 + n);
-        let saved = Instant::now();
-        project.edit(1000 + n);
+    project.edit(999, Dir::Fix);
+    let trace_file = tempfile::NamedTempFile::new().unwrap();
+    // BENCH_TRACE=<file> keeps the trace for a closer look.
+    let trace_path = std::env::var("BENCH_TRACE").unwrap_or_else(|_| trace_file.path().to_str().unwrap().to_string());
+    let mut tui =
+        common::Pty::spawn_env(&project.root, &["start", "versioned_kv"], &[("HARNESS_TRACE", &trace_path)], 50, 160);
+    tui.wait_for("edit 0999", Duration::from_secs(180));
+    let idle = |tui: &common::Pty, marker: &str| {
+        let s = tui.contents();
+        s.contains(marker) && s.contains("idle ·") && !s.contains("measuring")
+    };
+    let wait = |tui: &common::Pty, marker: &str| {
+        let start = Instant::now();
+        while !idle(tui, marker) {
+            assert!(start.elapsed() < Duration::from_secs(60), "no verdict; the screen shows:\n{}", tui.contents());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    wait(&tui, "edit 0999");
+    let (mut tui_fix, mut tui_fix_cost, mut tui_break) = (Vec::new(), Vec::new(), Vec::new());
+    let mut phase_times: Vec<Vec<Duration>> = vec![Vec::new(); PHASES.len()];
+    for (i, dir) in dirs().enumerate() {
+        let marker = format!("edit {:04}", 1000 + i);
+        std::thread::sleep(Duration::from_millis(300));
+        let (saved, saved_us) = (Instant::now(), now_us());
+        project.edit(1000 + i, dir);
         tui.wait_for(&marker, Duration::from_secs(60));
-        screen.push(saved.elapsed());
+        let verdict = saved.elapsed();
+        wait(&tui, &marker);
+        let settled = saved.elapsed();
+        match dir {
+            Dir::Fix => {
+                tui_fix.push(verdict);
+                tui_fix_cost.push(settled);
+            }
+            Dir::Break => tui_break.push(verdict),
+        }
+        let trace = harness::base::trace::parse(&std::fs::read_to_string(&trace_path).unwrap_or_default());
+        if let Some(p) = phases(&trace, saved_us) {
+            for (k, d) in p.into_iter().enumerate() {
+                phase_times[k].push(d);
+            }
+        }
         // The same edit, built bare: the bare target has not seen it yet.
-        bare2.push(project.bare_build());
+        bare.push(project.bare_build());
     }
+    // Idle: nothing changes for ten seconds.
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = tui.child.process_id().unwrap();
+    let before = cpu_time(pid);
+    let idle_for = Duration::from_secs(10);
+    std::thread::sleep(idle_for);
+    let idle_cpu = cpu_time(pid).zip(before).map(|(a, b)| (a - b).as_secs_f64() / idle_for.as_secs_f64() * 100.0);
+    let _ = tui.child.kill();
     drop(tui);
 
-    let (b, c) = (median(&mut bare), median(&mut check));
-    let (b2, s) = (median(&mut bare2), median(&mut screen));
-    println!("save → verdict, versioned_kv, {rounds} rounds, medians (cargo bench --bench save_to_verdict)");
-    println!("{:<52} {:>9} {:>8}", "", "ms", "× bare");
-    println!("{:<52} {:>9.0} {:>8.2}", "bare incremental cargo build (baseline)", ms(b), 1.0);
-    println!("{:<52} {:>9.0} {:>8.2}", "harness check, build → verdict, 142 cases", ms(c), ms(c) / ms(b));
-    println!("{:<52} {:>9.0} {:>8}", "  difference (probe + judging + process start)", ms(c) - ms(b), "");
-    println!("{:<52} {:>9.0} {:>8.2}", "bare incremental cargo build (baseline, TUI rounds)", ms(b2), 1.0);
-    println!("{:<52} {:>9.0} {:>8.2}", "harness start, save → verdict on screen", ms(s), ms(s) / ms(b2));
-    println!("{:<52} {:>9.0} {:>8}", "  difference (debounce + judging + drawing)", ms(s) - ms(b2), "");
-    scale_per_gate(rounds);
+    println!(
+        "\nsave → verdict, versioned_kv at gate 4, {rounds} fix and {rounds} break edits, all in one run \
+         (cargo bench --bench save_to_verdict)"
+    );
+    println!("{:<44} {:>7} {:>7} {:>7} {:>9} {:>9}", "", "median", "p90", "× bare", "med−bare", "p90−bare");
+    row("bare incremental cargo build (baseline)", &bare, &bare);
+    row("TUI fix → verdict on screen", &tui_fix, &bare);
+    row("TUI fix → verdict and cost checks on screen", &tui_fix_cost, &bare);
+    row("TUI break → verdict on screen (most cases fail)", &tui_break, &bare);
+    row("check, fix", &check_fix, &bare);
+    row("check, break", &check_break, &bare);
+    println!("\nwhere the TUI's time goes (medians over {} saves, from HARNESS_TRACE)", phase_times[0].len());
+    for ((_, label), times) in PHASES.iter().zip(&phase_times) {
+        if !times.is_empty() {
+            println!("{label:<44} {:>7.1}", ms(median(times)));
+        }
+    }
+    match idle_cpu {
+        Some(p) => println!("\nidle CPU of the TUI over {} s: {p:.2} % of a core", idle_for.as_secs()),
+        None => println!("\nidle CPU: /proc not readable"),
+    }
+    if std::env::var("BENCH_SCALE").as_deref() != Ok("0") {
+        scale_per_gate(rounds.min(5));
+    }
 }
 
 /// The scale checks' time per gate, reference against reference (what a
@@ -165,8 +299,8 @@ fn scale_per_gate(rounds: usize) {
                 }
             }
         }
-        for (gate, mut times) in per_gate {
-            println!("{:<40} {:>9.0}", format!("{id} gate {gate}"), ms(median(&mut times)));
+        for (gate, times) in per_gate {
+            println!("{:<40} {:>9.0}", format!("{id} gate {gate}"), ms(median(&times)));
         }
     }
 }

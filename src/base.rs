@@ -5,3 +5,4 @@
 pub mod config;
 pub mod diag;
 pub mod fsio;
+pub mod trace;

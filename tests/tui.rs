@@ -359,3 +359,78 @@ fn snapshot_failing_scale_check_with_its_chart() {
     assert!(text.contains("too_slow"), "{text}");
     insta::assert_snapshot!("failing_scale_check", text);
 }
+
+/// Gate 2's cases all pass, its one scale check not measured yet.
+fn measuring_gate_2() -> harness::judge::evaluate::Evaluation {
+    let mut eval = evaluation(&[(1, 27, 27), (2, 36, 37)], vec![]);
+    eval.gates[1].scale_pending.push("get_at on a key with n writes".into());
+    eval
+}
+
+fn measured_gate_2(passes: bool) -> harness::judge::evaluate::Evaluation {
+    use harness::judge::scale::{Point, ScaleResult};
+    use harness::judge::verdict::Verdict;
+    let mut eval = evaluation(&[(1, 27, 27), (2, 36 + usize::from(passes), 37)], vec![]);
+    eval.gates[1].scale.push(ScaleResult {
+        name: "get_at on a key with n writes".into(),
+        kind: "time".into(),
+        says: "O(log w), w the writes to that key".into(),
+        verdict: if passes { Verdict::Pass } else { Verdict::TooSlow },
+        message: "get_at on a key with n writes".into(),
+        unit: "ns/op".into(),
+        points: vec![Point { n: 500, yours: Some(1_000.0), reference: 1_000.0 }],
+        yours_growth: Some(1.0),
+        reference_growth: Some(1.0),
+        elapsed_ms: 300,
+    });
+    eval
+}
+
+#[test]
+fn a_verdict_shows_before_its_cost_and_the_gate_passes_only_once_the_cost_does() {
+    for passes in [true, false] {
+        let mut app = app();
+        at_gate_2(&mut app);
+        app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+        app.now_ms = T0 + 20 * MIN;
+        // The cases' verdict: on screen at once, nothing decided yet.
+        let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(measuring_gate_2()), vec![])));
+        assert!(fx.is_empty(), "{fx:?}");
+        assert!(matches!(app.runner, Runner::Measuring { checks: 1, .. }));
+        assert!(app.busy());
+        assert_eq!(app.session.gate, 2);
+        let text = screen(&app, 110, 32);
+        assert!(text.contains("measuring cost: 1 check"), "{text}");
+        assert!(text.contains("get_at on a key with n writes · measuring…"), "{text}");
+        // The cost settles the outcome.
+        app.now_ms = T0 + 20 * MIN + 500;
+        let fx = app.update(Msg::Runner(RunnerMsg::Settled(Box::new(measured_gate_2(passes)))));
+        assert!(!matches!(app.runner, Runner::Measuring { .. }));
+        assert_eq!(app.session.gates[1].passed_at_ms.is_some(), passes, "{fx:?}");
+        assert_eq!(app.session.gate, if passes { 3 } else { 2 });
+        assert_eq!(fx.contains(&Effect::Report), passes, "{fx:?}");
+    }
+}
+
+#[test]
+fn a_save_while_measuring_cancels_the_measuring_and_reruns() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(measuring_gate_2()), vec![])));
+    assert_eq!(app.update(Msg::Changed), vec![Effect::Persist, Effect::Cancel]);
+    assert_eq!(app.update(Msg::Runner(RunnerMsg::Cancelled)), vec![Effect::Run { upto: 2 }]);
+    // A late settlement of the cancelled run decides nothing.
+    app.update(Msg::Runner(RunnerMsg::Settled(Box::new(measured_gate_2(true)))));
+    assert_eq!(app.session.gate, 2);
+    assert!(app.session.gates[1].passed_at_ms.is_none());
+}
+
+#[test]
+fn snapshot_measuring_cost() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(measuring_gate_2()), vec![])));
+    insta::assert_snapshot!("measuring_cost", screen(&app, 110, 24));
+}

@@ -218,6 +218,7 @@ pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<A
         }
     };
     let target = target_dir_for(config, crate_dir, &package);
+    let profile_var = config.profile.to_uppercase().replace('-', "_");
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.arg("build")
         .arg("--lib")
@@ -233,7 +234,12 @@ pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<A
         // whatever the candidate's manifest says; a profile setting from
         // the environment overrides the manifest's. It is the default, so
         // it changes no fingerprint and costs no rebuild.
-        .env(format!("CARGO_PROFILE_{}_PANIC", config.profile.to_uppercase().replace('-', "_")), "unwind")
+        .env(format!("CARGO_PROFILE_{}_PANIC", profile_var), "unwind")
+        // No debug info: nothing reads it (panics carry their location
+        // without it, backtraces are off), and without it an incremental
+        // build of a one-line edit is ~20 % faster and the library ~7×
+        // smaller to copy and load (`cargo bench --bench save_to_verdict`).
+        .env(format!("CARGO_PROFILE_{}_DEBUG", profile_var), "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::base::config::Config;
+use crate::base::trace;
 use crate::judge::compile::{self, Build, Diagnostic, LoadedLib};
 use crate::judge::sandbox::Target;
 use crate::judge::scale::ScaleResult;
@@ -43,6 +44,9 @@ pub struct GateResult {
     pub scale: Vec<ScaleResult>,
     /// The names of the scale checks that did not run because a case failed.
     pub scale_skipped: Vec<String>,
+    /// The names of the scale checks still to be measured (the cases all
+    /// passed): only in a verdict shown before its cost is known.
+    pub scale_pending: Vec<String>,
 }
 
 impl GateResult {
@@ -51,7 +55,11 @@ impl GateResult {
     }
     /// The cases alone, without the scale checks.
     pub fn cases_total(&self) -> usize {
-        self.total - self.scale.len() - self.scale_skipped.len()
+        self.total - self.scale.len() - self.scale_skipped.len() - self.scale_pending.len()
+    }
+    /// Whether its scale checks are still being measured.
+    pub fn measuring(&self) -> bool {
+        !self.scale_pending.is_empty()
     }
     pub fn cases_passed(&self) -> usize {
         self.passed - self.scale.iter().filter(|s| s.passed()).count()
@@ -74,6 +82,23 @@ impl Evaluation {
     pub fn all_passed(&self) -> bool {
         self.build.ok && !self.gates.is_empty() && self.gates.iter().all(GateResult::all_passed)
     }
+    /// Whether every gate's outcome is known: no scale check is pending.
+    pub fn settled(&self) -> bool {
+        !self.gates.iter().any(GateResult::measuring)
+    }
+}
+
+/// Receives an evaluation as it reaches each [`Stage`].
+pub type Stages<'a> = &'a dyn Fn(Stage, &Evaluation);
+
+/// How far an evaluation has come when it is handed out early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Every case has run: the verdict of the cases, shown at once. Scale
+    /// checks may still be pending (see [`Evaluation::settled`]).
+    Verdict,
+    /// The pending scale checks have run: every gate's outcome is known.
+    Settled,
 }
 
 /// The parts of judging that stay fixed for a problem.
@@ -119,16 +144,18 @@ impl Judge {
     }
 
     /// Judges a finished build on gates `1..=upto` (the TUI builds
-    /// separately to show the build's state first). When failing generated
-    /// cases are to be shrunk, `early` first receives the evaluation with
-    /// them whole, so a verdict can be shown before the shrinking is done.
+    /// separately to show the build's state first), in the order a
+    /// candidate needs it: the cases' verdict, then the cost of the gates
+    /// whose cases all pass, then the first failing generated cases shrunk.
+    /// `stages`, when given, receives the evaluation as each of the first
+    /// two is reached ([`Stage`]); the returned one is complete.
     pub fn evaluate_build(
         &self,
         build: Build,
         upto: usize,
         cancel: &AtomicBool,
         progress: Progress<'_>,
-        early: Option<&dyn Fn(&Evaluation)>,
+        stages: Option<Stages<'_>>,
     ) -> Result<Evaluation> {
         let upto = upto.clamp(1, self.upto);
         let mut info = BuildInfo {
@@ -147,59 +174,97 @@ impl Judge {
             info.failure = Some(why);
             return Ok(Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() });
         }
+        trace::mark("probed");
         // The suite is sorted by gate: gates 1..=upto are a prefix of it.
         let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
         let mut results = suite::run_cases(&target, cases, cancel, progress)?;
+        trace::mark("cases");
         let mut eval =
             Evaluation { build: info, gates: self.group(cases, &results, upto), run_time: started.elapsed() };
+        self.plan_scale(&mut eval.gates);
+        let report = |stage: Stage, eval: &Evaluation| {
+            if let Some(f) = stages {
+                f(stage, eval);
+            }
+        };
+        report(Stage::Verdict, &eval);
+        if !eval.settled() {
+            self.run_scale(&target, &mut eval.gates, cancel)?;
+            eval.run_time = started.elapsed();
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(eval);
+            }
+            report(Stage::Settled, &eval);
+        }
         if let Some((_, reference)) = self.reference.as_ref().filter(|_| self.shrink)
             && eval.gates.iter().any(|g| !g.failures.is_empty())
+            && suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0
         {
-            if let Some(early) = early {
-                early(&eval);
+            let scale: Vec<_> = eval.gates.iter().map(|g| (g.scale.clone(), g.scale_skipped.clone())).collect();
+            eval.gates = self.group(cases, &results, upto);
+            for (g, (measured, skipped)) in eval.gates.iter_mut().zip(scale) {
+                g.total += measured.len() + skipped.len();
+                g.passed += measured.iter().filter(|s| s.passed()).count();
+                g.scale = measured;
+                g.scale_skipped = skipped;
             }
-            if suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0 {
-                eval.gates = self.group(cases, &results, upto);
-                eval.run_time = started.elapsed();
-            }
-        }
-        if !cancel.load(std::sync::atomic::Ordering::Relaxed) {
-            self.run_scale(&target, &mut eval.gates, cancel)?;
             eval.run_time = started.elapsed();
         }
         Ok(eval)
     }
 
-    /// Runs the scale checks of every gate whose cases all passed (timing
-    /// wrong answers teaches nothing), reusing results for the same
-    /// library bytes; the checks of other gates count as not passed.
+    /// Marks each gate's scale checks as pending (its cases all passed:
+    /// they are measured next) or skipped (timing wrong answers teaches
+    /// nothing). A gate passes only once its pending checks pass.
+    fn plan_scale(&self, gates: &mut [GateResult]) {
+        let measuring = self.reference.is_some() && self.measure_cost.load(std::sync::atomic::Ordering::Relaxed);
+        for g in gates.iter_mut() {
+            let checks = &self.problem.gates[g.gate - 1].scale;
+            if !measuring {
+                continue;
+            }
+            let names = checks.iter().map(|c| c.name.clone());
+            if g.all_passed() {
+                g.scale_pending.extend(names);
+            } else {
+                g.scale_skipped.extend(names);
+            }
+            g.total += checks.len();
+        }
+    }
+
+    /// Runs the pending scale checks, reusing results for the same library
+    /// bytes. A set `cancel` stops between two sizes; what was not measured
+    /// stays pending.
     fn run_scale(&self, target: &Target, gates: &mut [GateResult], cancel: &AtomicBool) -> Result<()> {
         let Some((_, reference)) = &self.reference else { return Ok(()) };
-        if !self.measure_cost.load(std::sync::atomic::Ordering::Relaxed) {
-            return Ok(());
-        }
         let digest = crate::judge::scale::digest(&target.lib);
         for g in gates.iter_mut() {
             let checks = &self.problem.gates[g.gate - 1].scale;
-            let cases_ok = g.all_passed();
-            g.total += checks.len();
-            for check in checks {
-                if !cases_ok || cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                    g.scale_skipped.push(check.name.clone());
-                    continue;
-                }
+            let pending: Vec<_> = checks.iter().filter(|c| g.scale_pending.contains(&c.name)).collect();
+            for check in pending {
                 let key = (digest, g.gate, check.name.clone());
                 let cached = self.scale_cache.lock().ok().and_then(|c| c.get(&key).cloned());
                 let result = match cached {
                     Some(r) => r,
                     None => {
-                        let r = crate::judge::scale::run_check(check, &self.problem.signature, reference, target)?;
+                        let Some(r) = crate::judge::scale::run_check_cancellable(
+                            check,
+                            &self.problem.signature,
+                            reference,
+                            target,
+                            cancel,
+                        )?
+                        else {
+                            return Ok(());
+                        };
                         if let Ok(mut c) = self.scale_cache.lock() {
                             c.insert(key, r.clone());
                         }
                         r
                     }
                 };
+                g.scale_pending.retain(|n| *n != check.name);
                 if result.passed() {
                     g.passed += 1;
                 }
@@ -224,6 +289,7 @@ impl Judge {
                 failures: Vec::new(),
                 scale: Vec::new(),
                 scale_skipped: Vec::new(),
+                scale_pending: Vec::new(),
             })
             .collect();
         for (case, result) in cases.iter().zip(results) {

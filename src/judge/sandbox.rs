@@ -155,7 +155,7 @@ pub fn protections(limits: &Limits) -> Result<Protections> {
 /// After the worker has ended, how long its pipes are still read.
 const PIPE_GRACE: Duration = Duration::from_millis(100);
 /// How often a run looks at its cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
+const CANCEL_POLL: Duration = Duration::from_millis(2);
 
 /// A fresh folder that is the worker's cwd and its only writable place;
 /// removed with whatever the candidate wrote into it.

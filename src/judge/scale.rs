@@ -164,6 +164,20 @@ fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
 /// Runs one check against the candidate, with the reference alongside.
 /// `Err` is the problem's or the machine's fault (the reference failed).
 pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candidate: &Target) -> Result<ScaleResult> {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    Ok(run_check_cancellable(check, sig, reference, candidate, &never)?.expect("never cancelled"))
+}
+
+/// Like [`run_check`]; `None` when `cancel` was set (it is looked at
+/// before each measurement, so a newer save waits for one at most).
+pub fn run_check_cancellable(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<ScaleResult>> {
+    let cancelled = || cancel.load(std::sync::atomic::Ordering::Relaxed);
     let started = Instant::now();
     let mut points: Vec<Point> = Vec::new();
     let result = |verdict: Verdict, message: String, points: Vec<Point>| {
@@ -183,6 +197,9 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
     };
     let mut per_size = Vec::new();
     for &n in &check.sizes {
+        if cancelled() {
+            return Ok(None);
+        }
         let req = requests(check, sig, n)?;
         let (r, r_wall) = match measure_one(reference, &req, REFERENCE_LIMIT)? {
             Measured::Stats(s, wall) => (cost(check.kind, &s, req.per_batch), wall),
@@ -207,11 +224,11 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
                     r_wall.as_secs_f64(),
                     check.says
                 );
-                return Ok(result(failure(check.kind), message, points));
+                return Ok(Some(result(failure(check.kind), message, points)));
             }
             Measured::Failed(v, m) => {
                 points.push(Point { n, yours: None, reference: r });
-                return Ok(result(v, format!("{}: at n = {}: {m}", check.name, size_text(n)), points));
+                return Ok(Some(result(v, format!("{}: at n = {}: {m}", check.name, size_text(n)), points)));
             }
         }
         per_size.push(req);
@@ -226,7 +243,7 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
             && relative(check.kind, &points).is_some_and(|r| r > stop_at)
         {
             let message = message(check, &points, true);
-            return Ok(result(Verdict::from_kind(check.kind), message, points));
+            return Ok(Some(result(Verdict::from_kind(check.kind), message, points)));
         }
     }
     let mut rel = relative(check.kind, &points).unwrap_or(1.0);
@@ -238,6 +255,9 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
         // Confirm at both ends before failing anyone: interleaved again.
         let mut again = Vec::new();
         for (req, p) in [(&per_size[0], &points[0]), (&per_size[per_size.len() - 1], &points[points.len() - 1])] {
+            if cancelled() {
+                return Ok(None);
+            }
             let Measured::Stats(rs, r_wall) = measure_one(reference, req, REFERENCE_LIMIT)? else {
                 bail!("the reference failed scale check `{}` on a second run", check.name)
             };
@@ -254,10 +274,10 @@ pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candid
     }
     if rel > limit {
         let message = message(check, &points, false);
-        return Ok(result(Verdict::from_kind(check.kind), message, points));
+        return Ok(Some(result(Verdict::from_kind(check.kind), message, points)));
     }
     let message = message(check, &points, false);
-    Ok(result(Verdict::Pass, message, points))
+    Ok(Some(result(Verdict::Pass, message, points)))
 }
 
 fn failure(kind: Kind) -> Verdict {

@@ -423,18 +423,16 @@ fn parallel<T: Sync, R: Send>(
     Ok(results.into_inner().expect("threads joined"))
 }
 
-/// Cases given to one worker, which loads the library once and forks a
-/// process per case.
-const BATCH: usize = 32;
-
 /// Runs every case, on up to `target.limits.jobs` workers at once. Returns
 /// `None` for cases skipped because `cancel` was set.
 ///
-/// Cases go to workers in batches of [`BATCH`]; inside a worker each case
-/// runs in a process forked for it, so every verdict, transcript and
-/// captured output is the case's own and nothing is judged twice. If a
-/// worker itself ends early (killed from outside its sandbox), the cases it
-/// did not reach go to a new worker.
+/// Each worker loads the library once and forks a process per case, so
+/// every verdict, transcript and captured output is the case's own and
+/// nothing is judged twice; a worker start costs far more than a fork, so
+/// there is one worker per job, dealt every `jobs`-th case (gates differ in
+/// how long their cases run; dealing spreads them evenly). If a worker
+/// itself ends early (killed from outside its sandbox), the cases it did
+/// not reach go to a new worker.
 pub fn run_cases(
     target: &Target,
     cases: &[Case],
@@ -442,11 +440,11 @@ pub fn run_cases(
     progress: Progress<'_>,
 ) -> Result<Vec<Option<CaseResult>>> {
     let done = AtomicUsize::new(0);
-    let batches: Vec<&[Case]> = cases.chunks(BATCH).collect();
-    let per_batch = parallel(target.limits.jobs, &batches, cancel, |batch| {
-        let mut out: Vec<Option<CaseResult>> = Vec::with_capacity(batch.len());
-        while out.len() < batch.len() && !cancel.load(Ordering::Relaxed) {
-            let steps: Vec<Vec<Step>> = batch[out.len()..].iter().map(|c| c.steps.clone()).collect();
+    let lanes = deal(cases.len(), target.limits.jobs);
+    let per_lane = parallel(lanes.len(), &lanes, cancel, |lane| {
+        let mut out: Vec<Option<CaseResult>> = Vec::with_capacity(lane.len());
+        while out.len() < lane.len() && !cancel.load(Ordering::Relaxed) {
+            let steps: Vec<Vec<Step>> = lane[out.len()..].iter().map(|&i| cases[i].steps.clone()).collect();
             let results = judge_many(target, &steps, Some(cancel))?;
             let before = out.len();
             out.extend(results.into_iter().take_while(Option::is_some));
@@ -456,12 +454,21 @@ pub fn run_cases(
                 break;
             }
         }
-        out.resize(batch.len(), None);
         Ok(out)
     })?;
-    let mut results: Vec<Option<CaseResult>> = per_batch.into_iter().flat_map(|b| b.unwrap_or_default()).collect();
-    results.resize(cases.len(), None);
+    let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
+    for (lane, out) in lanes.iter().zip(per_lane) {
+        for (&i, r) in lane.iter().zip(out.unwrap_or_default()) {
+            results[i] = r;
+        }
+    }
     Ok(results)
+}
+
+/// Deals `n` case indices to at most `jobs` lanes, round robin.
+fn deal(n: usize, jobs: usize) -> Vec<Vec<usize>> {
+    let lanes = jobs.clamp(1, n.max(1));
+    (0..lanes).map(|l| (l..n).step_by(lanes).collect()).filter(|l: &Vec<usize>| !l.is_empty()).collect()
 }
 
 /// Shrinks the first [`SHRUNK_PER_GATE`] failing generated cases of each
@@ -497,4 +504,17 @@ pub fn shrink_failures(
         }
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deal;
+
+    #[test]
+    fn cases_are_dealt_round_robin_to_one_lane_per_job() {
+        assert_eq!(deal(5, 2), vec![vec![0, 2, 4], vec![1, 3]]);
+        assert_eq!(deal(2, 4), vec![vec![0], vec![1]]);
+        assert_eq!(deal(3, 0), vec![vec![0, 1, 2]]);
+        assert!(deal(0, 2).is_empty());
+    }
 }

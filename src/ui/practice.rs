@@ -10,6 +10,8 @@ pub mod app;
 
 pub mod view;
 
+pub mod watch;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,21 +19,17 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use notify::EventKind;
 use ratatui::crossterm::event::{self, Event};
 use ratatui::crossterm::{execute, terminal};
 
 use crate::base::config::Config;
-use crate::base::fsio;
+use crate::base::{fsio, trace};
 use crate::judge::compile;
-use crate::judge::evaluate::Judge;
+use crate::judge::evaluate::{Evaluation, Judge, Stage};
 use crate::problem::model::Problem;
 use crate::session::report::{self, Report};
 use crate::session::state::{Session, SourceFile};
 use app::{App, Effect, Msg, RunnerMsg};
-
-/// How long the solution folder must be quiet before a change counts.
-const DEBOUNCE: Duration = Duration::from_millis(50);
 
 /// Commands to the runner thread.
 enum RunnerCmd {
@@ -66,7 +64,12 @@ pub fn run(
             .spawn(move || runner(&config, problem, &dir, cmd_rx, tx))
             .context("cannot start the runner thread")?;
     }
-    let _watcher = watch(&solution_dir, tx.clone())?;
+    let _watcher = {
+        let tx = tx.clone();
+        watch::watch(&solution_dir, move |change| {
+            let _ = tx.send(Msg::FileEvent(change));
+        })?
+    };
     let input = InputControl::default();
     {
         let (tx, input) = (tx.clone(), input.clone());
@@ -75,6 +78,7 @@ pub fn run(
             .spawn(move || read_input(tx, input))
             .context("cannot start the input thread")?;
     }
+    let mut writes = Writes::new(config, tx.clone())?;
     drop(tx);
 
     let mut terminal = ratatui::init();
@@ -88,7 +92,9 @@ pub fn run(
     }
     let mut cancel: Option<Arc<AtomicBool>> = None;
     let mut last_tick = Instant::now();
-    let mut change_due: Option<Instant> = None;
+    let mut saves = watch::Debouncer::default();
+    // Set when a verdict arrives, so the trace marks the draw that shows it.
+    let mut verdict_arrived = false;
     // Closing the terminal or `kill` ends the session as `q` + `y` would:
     // state and report saved, terminal restored.
     let stop = Arc::new(AtomicBool::new(false));
@@ -99,12 +105,20 @@ pub fn run(
         app.now_ms = fsio::now_ms();
         let stopping = stop.load(Ordering::Relaxed);
         if !stopping {
+            if verdict_arrived {
+                trace::mark("draw-start");
+            }
             terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
+            if std::mem::take(&mut verdict_arrived) {
+                trace::mark("drawn");
+            }
         }
+        // The verdict is on screen first; the files follow at once.
+        writes.flush(config, &mut app);
         let fast = app.busy() || app.runner == app::Runner::Preparing;
         let tick = if fast { Duration::from_millis(100) } else { Duration::from_millis(1000 - app.now_ms % 1000 + 5) };
         let mut wait = tick.saturating_sub(last_tick.elapsed().min(tick));
-        if let Some(due) = change_due {
+        if let Some(due) = saves.due() {
             wait = wait.min(due.saturating_duration_since(Instant::now()));
         }
         let first = match if stopping { Ok(Msg::Tick) } else { rx.recv_timeout(wait) } {
@@ -118,24 +132,26 @@ pub fn run(
         }
         for msg in first.into_iter().chain(rx.try_iter()) {
             match msg {
-                // Held back until the folder has been quiet for DEBOUNCE.
-                Msg::Changed => change_due = Some(Instant::now() + DEBOUNCE),
+                // Held back until the burst of events settles.
+                Msg::FileEvent(change) => saves.on(change, Instant::now()),
                 other => msgs.push(other),
             }
         }
-        if change_due.is_some_and(|due| Instant::now() >= due) {
-            change_due = None;
+        if saves.fire(Instant::now()) {
+            trace::mark("debounced");
             msgs.push(Msg::Changed);
         }
-        if last_tick.elapsed() >= tick || (msgs.is_empty() && change_due.is_none()) {
+        if last_tick.elapsed() >= tick || (msgs.is_empty() && saves.due().is_none()) {
             last_tick = Instant::now();
             msgs.push(Msg::Tick);
         }
         for msg in msgs {
             app.now_ms = fsio::now_ms();
+            verdict_arrived |= matches!(msg, Msg::Runner(RunnerMsg::Finished(..) | RunnerMsg::Settled(..)));
             for effect in app.update(msg) {
                 match effect {
                     Effect::Run { upto } => {
+                        trace::mark("run-requested");
                         // Anything the runner still does for an older run
                         // (shrinking its failures) is stale now.
                         if let Some(old) = &cancel {
@@ -150,15 +166,9 @@ pub fn run(
                             flag.store(true, Ordering::Relaxed);
                         }
                     }
-                    Effect::Persist => {
-                        if let Err(e) = report::save_state(&config.reports_dir, &app.session) {
-                            app.notify(format!("cannot save the session: {e:#}"), false);
-                        }
-                    }
-                    Effect::Report => match write_report(config, &app) {
-                        Ok(path) => app.report_path = Some(path),
-                        Err(e) => app.notify(format!("cannot write the report: {e:#}"), false),
-                    },
+                    // Written once the screen shows what changed (below).
+                    Effect::Persist => writes.state = true,
+                    Effect::Report => writes.report = true,
                     Effect::OpenEditor => {
                         let file = app.solution_dir.join("src/lib.rs");
                         let result = suspended(&input, || open_editor(&file));
@@ -193,6 +203,7 @@ pub fn run(
             }
         }
     }
+    writes.finish(config, &mut app);
     // Whatever still runs for this session ends with it.
     if let Some(flag) = &cancel {
         flag.store(true, Ordering::Relaxed);
@@ -200,6 +211,67 @@ pub fn run(
     compile::stop_all_builds();
     drop(_restore);
     Ok((app.session, app.report_path))
+}
+
+/// The session state and report writes asked for since the last draw.
+///
+/// State is saved on a thread of its own: a save is two `fsync`s, which on
+/// a busy disk take longer than judging, and the loop must stay free to
+/// show the next verdict. Saves go out in order, and only the newest of
+/// those waiting is written. Reports (one per gate passed) are written
+/// here, after the draw.
+struct Writes {
+    state: bool,
+    report: bool,
+    saver: Option<(Sender<Session>, std::thread::JoinHandle<()>)>,
+}
+
+impl Writes {
+    fn new(config: &Config, tx: Sender<Msg>) -> Result<Writes> {
+        let (state_tx, state_rx) = mpsc::channel::<Session>();
+        let dir = config.reports_dir.clone();
+        let handle = std::thread::Builder::new()
+            .name("saver".into())
+            .spawn(move || {
+                while let Ok(mut session) = state_rx.recv() {
+                    // Only the newest state matters.
+                    while let Ok(newer) = state_rx.try_recv() {
+                        session = newer;
+                    }
+                    if let Err(e) = report::save_state(&dir, &session) {
+                        let _ = tx.send(Msg::SaveFailed(format!("cannot save the session: {e:#}")));
+                    }
+                }
+            })
+            .context("cannot start the saving thread")?;
+        Ok(Writes { state: false, report: false, saver: Some((state_tx, handle)) })
+    }
+
+    fn flush(&mut self, config: &Config, app: &mut App) {
+        if std::mem::take(&mut self.state)
+            && let Some((tx, _)) = &self.saver
+            && tx.send(app.session.clone()).is_err()
+            && let Err(e) = report::save_state(&config.reports_dir, &app.session)
+        {
+            app.notify(format!("cannot save the session: {e:#}"), false);
+        }
+        if std::mem::take(&mut self.report) {
+            match write_report(config, app) {
+                Ok(path) => app.report_path = Some(path),
+                Err(e) => app.notify(format!("cannot write the report: {e:#}"), false),
+            }
+        }
+    }
+
+    /// Writes what is still asked for and waits until every state save
+    /// is on disk.
+    fn finish(mut self, config: &Config, app: &mut App) {
+        self.flush(config, app);
+        if let Some((tx, handle)) = self.saver.take() {
+            drop(tx);
+            let _ = handle.join();
+        }
+    }
 }
 
 fn write_report(config: &Config, app: &App) -> Result<PathBuf> {
@@ -220,11 +292,13 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
     };
     send(RunnerMsg::Ready);
     while let Ok(mut cmd) = rx.recv() {
+        trace::mark("run-received");
         // Only the newest request matters.
         while let Ok(next) = rx.try_recv() {
             cmd = next;
         }
         let RunnerCmd::Run { upto, cancel } = cmd;
+        trace::mark("build-start");
         send(RunnerMsg::Compiling);
         let sources: Vec<SourceFile> =
             fsio::read_sources(dir).into_iter().map(|(path, content)| SourceFile { path, content }).collect();
@@ -235,6 +309,7 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
                 continue;
             }
         };
+        trace::mark("build-end");
         send(RunnerMsg::Built {
             ok: build.ok(),
             duration_ms: build.duration.as_millis() as u64,
@@ -247,59 +322,38 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
         let progress = |done, total| {
             let _ = tx.send(Msg::Runner(RunnerMsg::Progress { done, total }));
         };
-        // The verdict goes out before shrinking; the shrunk cases follow.
-        let sent_early = std::cell::Cell::new(false);
-        let early = |eval: &crate::judge::evaluate::Evaluation| {
-            sent_early.set(true);
-            send(RunnerMsg::Finished(Box::new(eval.clone()), sources.clone()));
+        // The cases' verdict goes out at once; the cost of the gates whose
+        // cases pass settles their outcome next; shrunk failures follow.
+        let (verdict_sent, settled_sent) = (std::cell::Cell::new(false), std::cell::Cell::new(false));
+        let stages = |stage: Stage, eval: &Evaluation| match stage {
+            Stage::Verdict => {
+                verdict_sent.set(true);
+                settled_sent.set(eval.settled());
+                trace::mark("verdict-sent");
+                send(RunnerMsg::Finished(Box::new(eval.clone()), sources.clone()));
+            }
+            Stage::Settled => {
+                settled_sent.set(true);
+                trace::mark("settled-sent");
+                send(RunnerMsg::Settled(Box::new(eval.clone())));
+            }
         };
-        let result = judge.evaluate_build(build, upto, &cancel, &progress, Some(&early));
-        // Once the verdict went out the run is over for the UI; what
-        // remains is an optional refinement, dropped when stale.
-        match (result, sent_early.get(), cancel.load(Ordering::Relaxed)) {
-            (_, true, true) | (Err(_), true, _) => {}
-            (Ok(eval), true, false) => send(RunnerMsg::Refined(Box::new(eval))),
-            (_, false, true) => send(RunnerMsg::Cancelled),
-            (Ok(eval), false, false) => send(RunnerMsg::Finished(Box::new(eval), sources)),
-            (Err(e), false, false) => send(RunnerMsg::Error(format!("{e:#}"))),
+        let result = judge.evaluate_build(build, upto, &cancel, &progress, Some(&stages));
+        trace::mark("run-end");
+        match (result, cancel.load(Ordering::Relaxed)) {
+            // Once the outcome is settled, what remains only refines it, and
+            // a stale refinement is dropped.
+            (Ok(eval), false) if settled_sent.get() => send(RunnerMsg::Refined(Box::new(eval))),
+            (_, _) if settled_sent.get() => {}
+            (_, true) => send(RunnerMsg::Cancelled),
+            (Ok(eval), false) if verdict_sent.get() => send(RunnerMsg::Settled(Box::new(eval))),
+            (Ok(eval), false) => {
+                trace::mark("verdict-sent");
+                send(RunnerMsg::Finished(Box::new(eval), sources))
+            }
+            (Err(e), false) => send(RunnerMsg::Error(format!("{e:#}"))),
         }
     }
-}
-
-/// Whether a changed path should trigger a run: Rust sources and the
-/// manifest of the solution, not build output, VCS data, editor swap files
-/// or the tests `x` exports.
-pub fn relevant(root: &Path, path: &Path) -> bool {
-    let Ok(rel) = path.strip_prefix(root) else { return false };
-    let mut parts = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned());
-    let Some(first) = parts.next() else { return false };
-    if first == "target" || first == "tests" || first.starts_with('.') {
-        return false;
-    }
-    let name = rel.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    !name.starts_with('.') && (name.ends_with(".rs") || name == "Cargo.toml")
-}
-
-/// Watches the solution folder. Raw events only mark "something relevant
-/// changed"; the loop debounces them ([`DEBOUNCE`]), so editors that save by
-/// writing a temporary file and renaming it over the original (a burst of
-/// create, rename and remove events) cause one run, and an idle session has
-/// no timer thread waking up.
-fn watch(dir: &Path, tx: Sender<Msg>) -> Result<notify::RecommendedWatcher> {
-    use notify::Watcher;
-    let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let watch_root = root.clone();
-    let mut watcher = notify::recommended_watcher(move |result: notify::Result<notify::Event>| {
-        let Ok(event) = result else { return };
-        if !matches!(event.kind, EventKind::Access(_)) && event.paths.iter().any(|p| relevant(&root, p)) {
-            let _ = tx.send(Msg::Changed);
-        }
-    })
-    .context("cannot start the file watcher")?;
-    watcher
-        .watch(&watch_root, notify::RecursiveMode::Recursive)
-        .with_context(|| format!("cannot watch {}", dir.display()))?;
-    Ok(watcher)
 }
 
 /// Lets the loop stop the input thread while an editor owns the terminal.
@@ -373,23 +427,4 @@ fn open_editor(file: &Path) -> Result<()> {
         anyhow::bail!("the editor `{command}` exited with {status}");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_sources_and_the_manifest_trigger_runs() {
-        let root = Path::new("/s");
-        assert!(relevant(root, Path::new("/s/src/lib.rs")));
-        assert!(relevant(root, Path::new("/s/src/store/mod.rs")));
-        assert!(relevant(root, Path::new("/s/Cargo.toml")));
-        assert!(!relevant(root, Path::new("/s/target/debug/x.rs")));
-        assert!(!relevant(root, Path::new("/s/src/.lib.rs.swp")));
-        assert!(!relevant(root, Path::new("/s/src/lib.rs~")));
-        assert!(!relevant(root, Path::new("/s/tests/harness_case.rs")));
-        assert!(!relevant(root, Path::new("/s/Cargo.lock")));
-        assert!(!relevant(root, Path::new("/elsewhere/src/lib.rs")));
-    }
 }

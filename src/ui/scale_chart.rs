@@ -12,13 +12,14 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Wrap};
 
+use crate::judge::evaluate::GateResult;
 use crate::judge::scale::{ScaleResult, size_text};
 use crate::ui::results::cost_text;
 
 /// The lines a gate shows for its scale checks, under its own line.
-pub fn gate_lines(scale: &[ScaleResult], skipped: &[String], width: usize) -> Vec<Line<'static>> {
+pub fn gate_lines(gate: &GateResult, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    for s in scale {
+    for s in &gate.scale {
         let (mark, style) = if s.passed() {
             ("✓", Style::default().fg(Color::Green))
         } else {
@@ -31,7 +32,13 @@ pub fn gate_lines(scale: &[ScaleResult], skipped: &[String], width: usize) -> Ve
         }
         lines.push(Line::from(spans));
     }
-    for name in skipped {
+    for name in &gate.scale_pending {
+        lines.push(Line::styled(
+            clip(&format!("    cost: {name} · measuring…"), width),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    for name in &gate.scale_skipped {
         lines.push(Line::styled(
             clip(&format!("    cost: {name} · measured once the cases pass"), width),
             Style::default().fg(Color::DarkGray),

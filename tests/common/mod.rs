@@ -144,6 +144,7 @@ pub fn evaluation(gates: &[(usize, usize, usize)], failures: Vec<(Case, CaseResu
                 failures: failures.iter().filter(|(c, _)| c.gate == gate).cloned().collect(),
                 scale: Vec::new(),
                 scale_skipped: Vec::new(),
+                scale_pending: Vec::new(),
             })
             .collect(),
         run_time: Duration::from_millis(180),
@@ -165,6 +166,11 @@ impl Pty {
 
     /// `harness <args>` in a real pseudo-terminal.
     pub fn spawn(dir: &Path, args: &[&str], rows: u16, cols: u16) -> Pty {
+        Pty::spawn_env(dir, args, &[], rows, cols)
+    }
+
+    /// `harness <args>` in a real pseudo-terminal, with extra environment.
+    pub fn spawn_env(dir: &Path, args: &[&str], env: &[(&str, &str)], rows: u16, cols: u16) -> Pty {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
         use std::io::Read;
         let pair = native_pty_system().openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
@@ -172,6 +178,9 @@ impl Pty {
         cmd.args(args);
         cmd.cwd(dir);
         cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         // Without dropping the slave the reader never sees EOF.
         drop(pair.slave);

@@ -41,6 +41,12 @@ pub enum Runner {
         done: usize,
         total: usize,
     },
+    /// The cases' verdict is on screen; the cost of the gates whose cases
+    /// pass is being measured, and decides whether they pass.
+    Measuring {
+        since_ms: u64,
+        checks: usize,
+    },
 }
 
 /// Reports from the runner thread.
@@ -59,7 +65,12 @@ pub enum RunnerMsg {
         done: usize,
         total: usize,
     },
+    /// The cases' verdict, with the sources it judged. When scale checks
+    /// are still pending ([`Evaluation::settled`] is false), `Settled`
+    /// follows with the gates' outcome.
     Finished(Box<Evaluation>, Vec<SourceFile>),
+    /// The same run with its pending scale checks measured.
+    Settled(Box<Evaluation>),
     /// The same run with its first failing generated cases shrunk.
     Refined(Box<Evaluation>),
     /// The run was abandoned because a newer save arrived.
@@ -71,8 +82,12 @@ pub enum RunnerMsg {
 pub enum Msg {
     Key(KeyEvent),
     Tick,
-    /// The solution's sources changed on disk.
+    /// The solution's sources changed on disk (a settled save).
     Changed,
+    /// One raw file event; the event loop debounces these into `Changed`.
+    FileEvent(super::watch::Change),
+    /// Saving the session state failed (it is saved off the event loop).
+    SaveFailed(String),
     Runner(RunnerMsg),
     /// The process was asked to end (SIGTERM, SIGHUP, SIGINT): quit at once.
     Stop,
@@ -124,6 +139,8 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The budget ran out during a run: freeze when it finishes.
     pub time_up_pending: bool,
+    /// The sources of a verdict whose outcome awaits its scale checks.
+    pub unsettled: Option<Vec<SourceFile>>,
     /// Path of the last report written, for the summary.
     pub report_path: Option<PathBuf>,
     pub error: Option<String>,
@@ -156,6 +173,7 @@ impl App {
             overlay,
             notice: None,
             time_up_pending: false,
+            unsettled: None,
             report_path: None,
             error: None,
             frame: 0,
@@ -164,7 +182,7 @@ impl App {
     }
 
     pub fn busy(&self) -> bool {
-        matches!(self.runner, Runner::Compiling { .. } | Runner::Running { .. })
+        matches!(self.runner, Runner::Compiling { .. } | Runner::Running { .. } | Runner::Measuring { .. })
     }
 
     /// Shows a transient message in the footer.
@@ -199,7 +217,7 @@ impl App {
                 self.rerun_queued = true;
                 Vec::new()
             }
-            Runner::Compiling { .. } | Runner::Running { .. } => {
+            Runner::Compiling { .. } | Runner::Running { .. } | Runner::Measuring { .. } => {
                 self.rerun_queued = true;
                 vec![Effect::Cancel]
             }
@@ -233,6 +251,11 @@ impl App {
                 fx
             }
             Msg::Runner(m) => self.on_runner(m),
+            Msg::FileEvent(_) => Vec::new(),
+            Msg::SaveFailed(e) => {
+                self.notify(e, false);
+                Vec::new()
+            }
             Msg::Stop => self.quit(),
         }
     }
@@ -285,17 +308,26 @@ impl App {
                     self.runner = Runner::Running { since_ms, done, total };
                 }
             }
-            RunnerMsg::Finished(eval, sources) => {
-                self.runner = Runner::Idle;
+            RunnerMsg::Finished(eval, sources) if !eval.settled() => {
+                // On screen now; the outcome waits for the cost.
                 self.error = None;
-                fx.extend(self.on_evaluation(*eval, sources));
-                if self.time_up_pending && self.session.is_running() {
-                    fx.extend(self.freeze());
-                } else if self.rerun_queued {
-                    self.rerun_queued = false;
-                    fx.extend(self.request_run());
-                }
+                let checks = eval.gates.iter().map(|g| g.scale_pending.len()).sum();
+                self.runner = Runner::Measuring { since_ms: self.now_ms, checks };
+                self.unsettled = Some(sources);
+                self.last = Some(*eval);
+                self.selected = self.selected.min(self.failures().len().saturating_sub(1));
+                self.detail_scroll = 0;
             }
+            RunnerMsg::Settled(eval) => {
+                let Some(sources) = self.unsettled.take() else { return fx };
+                let selected = self.selected;
+                let scroll = self.detail_scroll;
+                fx.extend(self.finished(*eval, sources));
+                // The same verdict, completed: keep the reader's place.
+                self.selected = selected.min(self.failures().len().saturating_sub(1));
+                self.detail_scroll = scroll;
+            }
+            RunnerMsg::Finished(eval, sources) => fx.extend(self.finished(*eval, sources)),
             RunnerMsg::Refined(eval) => {
                 // Only if nothing newer is on its way.
                 if !self.busy() && !self.rerun_queued {
@@ -310,6 +342,7 @@ impl App {
             }
             RunnerMsg::Cancelled => {
                 self.runner = Runner::Idle;
+                self.unsettled = None;
                 if self.time_up_pending {
                     fx.extend(self.freeze());
                 } else if self.rerun_queued {
@@ -319,11 +352,30 @@ impl App {
             }
             RunnerMsg::Error(e) => {
                 self.runner = Runner::Idle;
+                self.unsettled = None;
                 self.notify(format!("error: {e}"), false);
                 self.error = Some(e);
                 if self.time_up_pending {
                     fx.extend(self.freeze());
                 }
+            }
+        }
+        fx
+    }
+
+    /// A run whose every gate's outcome is known: the verdict, the gate
+    /// passes and regressions it makes, then what was waiting for it.
+    fn finished(&mut self, eval: Evaluation, sources: Vec<SourceFile>) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        {
+            self.runner = Runner::Idle;
+            self.error = None;
+            fx.extend(self.on_evaluation(eval, sources));
+            if self.time_up_pending && self.session.is_running() {
+                fx.extend(self.freeze());
+            } else if self.rerun_queued {
+                self.rerun_queued = false;
+                fx.extend(self.request_run());
             }
         }
         fx

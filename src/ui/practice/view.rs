@@ -214,6 +214,14 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
         Runner::Running { since_ms, done, total } => {
             Line::styled(format!("{spin} running {done}/{total} cases… {:.1} s", secs(since_ms)), busy)
         }
+        Runner::Measuring { since_ms, checks } => Line::styled(
+            format!(
+                "{spin} measuring cost: {checks} check{} of gates whose cases pass… {:.1} s",
+                if checks == 1 { "" } else { "s" },
+                secs(since_ms)
+            ),
+            busy,
+        ),
         Runner::Idle => match &app.last {
             None if app.frozen() => Line::styled("the session has ended", dim),
             None => Line::styled("idle: save a file under the solution to judge it", dim),
@@ -292,11 +300,18 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     for g in eval.gates.iter().skip(if collapsed >= 2 { collapsed } else { 0 }) {
         let passed = g.all_passed();
         let regressed = !passed && app.session.gates.get(g.gate - 1).is_some_and(|s| s.passed_at_ms.is_some());
-        let (mark, style) =
-            if passed { ("✓", Style::default().fg(Color::Green)) } else { ("✗", Style::default().fg(Color::Red)) };
+        let (mark, style) = if passed {
+            ("✓", Style::default().fg(Color::Green))
+        } else if g.measuring() && g.failures.is_empty() {
+            ("…", Style::default().fg(Color::Yellow))
+        } else {
+            ("✗", Style::default().fg(Color::Red))
+        };
         // The counts come before the title, so a narrow pane cuts the title.
         let head = format!("{mark} gate {} ", g.gate);
-        let counts = format!("{:>7} ", format!("{}/{}", g.passed, g.total));
+        // While its cost is measured, a gate counts its cases alone.
+        let (passed_n, total_n) = if g.measuring() { (g.cases_passed(), g.cases_total()) } else { (g.passed, g.total) };
+        let counts = format!("{:>7} ", format!("{passed_n}/{total_n}"));
         let flag = if regressed { " regression" } else { "" };
         let room = width.saturating_sub(head.chars().count() + counts.chars().count() + flag.chars().count());
         let mut spans = vec![
@@ -308,7 +323,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
             spans.push(Span::styled(flag, Style::default().fg(Color::White).bg(Color::Red)));
         }
         top.push(Line::from(spans));
-        top.extend(crate::ui::scale_chart::gate_lines(&g.scale, &g.scale_skipped, inner.width as usize));
+        top.extend(crate::ui::scale_chart::gate_lines(g, inner.width as usize));
     }
     let failures = app.failures();
     if !failures.is_empty() {
