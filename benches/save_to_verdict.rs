@@ -216,13 +216,25 @@ fn main() {
     let mut phase_times: Vec<Vec<Duration>> = vec![Vec::new(); PHASES.len()];
     for (i, dir) in dirs().enumerate() {
         let marker = format!("edit {:04}", 1000 + i);
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(200));
         let (saved, saved_us) = (Instant::now(), now_us());
         project.edit(1000 + i, dir);
         tui.wait_for(&marker, Duration::from_secs(60));
         let verdict = saved.elapsed();
         wait(&tui, &marker);
         let settled = saved.elapsed();
+        // Before the bare build, the harness finishes what the save started
+        // (shrinking the failures), so the two never share the machine.
+        let start = Instant::now();
+        loop {
+            let trace = std::fs::read_to_string(&trace_path).unwrap_or_default();
+            let marks = harness::base::trace::parse(&trace);
+            if marks.iter().any(|(t, what)| *t >= saved_us && what == "quiet") {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "the harness never went quiet");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         match dir {
             Dir::Fix => {
                 tui_fix.push(verdict);

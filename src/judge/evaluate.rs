@@ -88,6 +88,16 @@ impl Evaluation {
     }
 }
 
+/// A settled evaluation whose failing generated cases are still whole,
+/// with what shrinking them needs.
+pub struct Unshrunk {
+    target: Target,
+    upto: usize,
+    results: Vec<Option<CaseResult>>,
+    eval: Evaluation,
+    started: std::time::Instant,
+}
+
 /// Receives an evaluation as it reaches each [`Stage`].
 pub type Stages<'a> = &'a dyn Fn(Stage, &Evaluation);
 
@@ -157,6 +167,24 @@ impl Judge {
         progress: Progress<'_>,
         stages: Option<Stages<'_>>,
     ) -> Result<Evaluation> {
+        match self.judge_build(build, upto, cancel, progress, stages)? {
+            (_, Some(unshrunk)) => self.shrink(unshrunk, cancel),
+            (eval, None) => Ok(eval),
+        }
+    }
+
+    /// [`Judge::evaluate_build`] up to its last stage: the settled
+    /// evaluation, and what [`Judge::shrink`] needs when there are failing
+    /// generated cases to shrink (the TUI shrinks them on another thread,
+    /// so the next save never waits for it).
+    pub fn judge_build(
+        &self,
+        build: Build,
+        upto: usize,
+        cancel: &AtomicBool,
+        progress: Progress<'_>,
+        stages: Option<Stages<'_>>,
+    ) -> Result<(Evaluation, Option<Unshrunk>)> {
         let upto = upto.clamp(1, self.upto);
         let mut info = BuildInfo {
             ok: build.ok(),
@@ -165,19 +193,19 @@ impl Judge {
             failure: build.failure,
         };
         let Some(lib) = build.lib else {
-            return Ok(Evaluation { build: info, gates: Vec::new(), run_time: Duration::ZERO });
+            return Ok((Evaluation { build: info, gates: Vec::new(), run_time: Duration::ZERO }, None));
         };
         let started = std::time::Instant::now();
         let target = self.target(&lib);
         if let Err(why) = suite::probe(&target, &self.problem)? {
             info.ok = false;
             info.failure = Some(why);
-            return Ok(Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() });
+            return Ok((Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() }, None));
         }
         trace::mark("probed");
         // The suite is sorted by gate: gates 1..=upto are a prefix of it.
         let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
-        let mut results = suite::run_cases(&target, cases, cancel, progress)?;
+        let results = suite::run_cases(&target, cases, cancel, progress)?;
         trace::mark("cases");
         let mut eval =
             Evaluation { build: info, gates: self.group(cases, &results, upto), run_time: started.elapsed() };
@@ -192,14 +220,22 @@ impl Judge {
             self.run_scale(&target, &mut eval.gates, cancel)?;
             eval.run_time = started.elapsed();
             if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok(eval);
+                return Ok((eval, None));
             }
             report(Stage::Settled, &eval);
         }
-        if let Some((_, reference)) = self.reference.as_ref().filter(|_| self.shrink)
-            && eval.gates.iter().any(|g| !g.failures.is_empty())
-            && suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0
-        {
+        let shrinkable = self.reference.is_some() && self.shrink && eval.gates.iter().any(|g| !g.failures.is_empty());
+        let unshrunk = shrinkable.then(|| Unshrunk { target, upto, results, eval: eval.clone(), started });
+        Ok((eval, unshrunk))
+    }
+
+    /// Shrinks the first failing generated cases of an evaluation; a set
+    /// `cancel` stops where it is (what was shrunk by then is kept).
+    pub fn shrink(&self, u: Unshrunk, cancel: &AtomicBool) -> Result<Evaluation> {
+        let Unshrunk { target, upto, mut results, mut eval, started } = u;
+        let Some((_, reference)) = &self.reference else { return Ok(eval) };
+        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
+        if suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0 {
             let scale: Vec<_> = eval.gates.iter().map(|g| (g.scale.clone(), g.scale_skipped.clone())).collect();
             eval.gates = self.group(cases, &results, upto);
             for (g, (measured, skipped)) in eval.gates.iter_mut().zip(scale) {

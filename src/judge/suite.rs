@@ -87,10 +87,22 @@ pub fn collect_cases(problem: &Problem, upto: usize, seed: Option<u64>) -> (Vec<
 /// Runs operation sequences against the reference and returns them as
 /// steps with the reference's results as expectations.
 pub fn expect_from_reference(reference: &Target, calls: &[&[Call]]) -> Result<Vec<Vec<Step>>> {
+    expect_from_reference_until(reference, calls, None)
+}
+
+/// Like [`expect_from_reference`]; a set `cancel` ends it with an error.
+fn expect_from_reference_until(
+    reference: &Target,
+    calls: &[&[Call]],
+    cancel: Option<&AtomicBool>,
+) -> Result<Vec<Vec<Step>>> {
     if calls.is_empty() {
         return Ok(Vec::new());
     }
-    let run = sandbox::run(reference, calls)?;
+    let run = sandbox::run_cancellable(reference, calls, cancel)?;
+    if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        bail!("cancelled");
+    }
     if let End::Mismatch { .. } | End::LoadError(_) = &run.end {
         bail!("the reference solution cannot be loaded: {}", end_text(&run.end))
     }
@@ -336,8 +348,11 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult, cancel: 
     // same way there.
     let search = Target { shared: true, ..target.clone() };
     let attempt = |candidates: Vec<Vec<Call>>| -> Option<CaseResult> {
+        if cancel.load(Ordering::Relaxed) {
+            return None;
+        }
         let refs: Vec<&[Call]> = candidates.iter().map(Vec::as_slice).collect();
-        let expected = expect_from_reference(reference, &refs).ok()?;
+        let expected = expect_from_reference_until(reference, &refs, Some(cancel)).ok()?;
         let results = judge_many(&search, &expected, Some(cancel)).ok()?;
         results.into_iter().flatten().find(|r| r.verdict == verdict)
     };
@@ -370,7 +385,7 @@ pub fn shrink(target: &Target, reference: &Target, failing: CaseResult, cancel: 
             break;
         }
     }
-    if best.steps.len() >= original_len {
+    if best.steps.len() >= original_len || cancel.load(Ordering::Relaxed) {
         return best;
     }
     // Judged as every case is: alone, in a fresh process.

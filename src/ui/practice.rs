@@ -25,7 +25,7 @@ use ratatui::crossterm::{execute, terminal};
 use crate::base::config::Config;
 use crate::base::{fsio, trace};
 use crate::judge::compile;
-use crate::judge::evaluate::{Evaluation, Judge, Stage};
+use crate::judge::evaluate::{Evaluation, Judge, Stage, Unshrunk};
 use crate::problem::model::Problem;
 use crate::session::report::{self, Report};
 use crate::session::state::{Session, SourceFile};
@@ -287,9 +287,16 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
     };
     let gates = problem.gates.len();
     let judge = match Judge::new(config, problem, gates, None) {
-        Ok(j) => j,
+        Ok(j) => Arc::new(j),
         Err(e) => return send(RunnerMsg::Failed(format!("{e:#}"))),
     };
+    let (refine_tx, refine_rx) = mpsc::channel();
+    {
+        let (judge, tx) = (judge.clone(), tx.clone());
+        if let Err(e) = std::thread::Builder::new().name("refiner".into()).spawn(move || refiner(&judge, refine_rx, tx)) {
+            return send(RunnerMsg::Failed(format!("cannot start the refiner thread: {e}")));
+        }
+    }
     send(RunnerMsg::Ready);
     while let Ok(mut cmd) = rx.recv() {
         trace::mark("run-received");
@@ -338,21 +345,52 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
                 send(RunnerMsg::Settled(Box::new(eval.clone())));
             }
         };
-        let result = judge.evaluate_build(build, upto, &cancel, &progress, Some(&stages));
+        let result = judge.judge_build(build, upto, &cancel, &progress, Some(&stages));
         trace::mark("run-end");
         match (result, cancel.load(Ordering::Relaxed)) {
-            // Once the outcome is settled, what remains only refines it, and
-            // a stale refinement is dropped.
-            (Ok(eval), false) if settled_sent.get() => send(RunnerMsg::Refined(Box::new(eval))),
-            (_, _) if settled_sent.get() => {}
-            (_, true) => send(RunnerMsg::Cancelled),
-            (Ok(eval), false) if verdict_sent.get() => send(RunnerMsg::Settled(Box::new(eval))),
-            (Ok(eval), false) => {
-                trace::mark("verdict-sent");
-                send(RunnerMsg::Finished(Box::new(eval), sources))
+            // Once the outcome is settled, what remains (shrinking) only
+            // refines it, on the refiner's thread.
+            (Ok((_, Some(unshrunk))), false) if settled_sent.get() => {
+                let _ = refine_tx.send((unshrunk, cancel));
             }
-            (Err(e), false) => send(RunnerMsg::Error(format!("{e:#}"))),
+            (_, _) if settled_sent.get() => trace::mark("quiet"),
+            (_, true) => send(RunnerMsg::Cancelled),
+            (Ok((eval, unshrunk)), false) if verdict_sent.get() => {
+                send(RunnerMsg::Settled(Box::new(eval)));
+                match unshrunk {
+                    Some(u) => {
+                        let _ = refine_tx.send((u, cancel));
+                    }
+                    None => trace::mark("quiet"),
+                }
+            }
+            (Ok((eval, _)), false) => {
+                trace::mark("verdict-sent");
+                send(RunnerMsg::Finished(Box::new(eval), sources));
+                trace::mark("quiet");
+            }
+            (Err(e), false) => {
+                send(RunnerMsg::Error(format!("{e:#}")));
+                trace::mark("quiet");
+            }
         }
+    }
+}
+
+/// Shrinks the failing cases of settled runs, one at a time, and sends the
+/// result unless a newer save made it stale.
+fn refiner(judge: &Judge, rx: Receiver<(Unshrunk, Arc<AtomicBool>)>, tx: Sender<Msg>) {
+    while let Ok((unshrunk, cancel)) = rx.recv() {
+        if cancel.load(Ordering::Relaxed) {
+            continue;
+        }
+        if let Ok(eval) = judge.shrink(unshrunk, &cancel)
+            && !cancel.load(Ordering::Relaxed)
+        {
+            let _ = tx.send(Msg::Runner(RunnerMsg::Refined(Box::new(eval))));
+        }
+        // Nothing more runs for this save (the benchmark waits for this).
+        trace::mark("quiet");
     }
 }
 
