@@ -23,7 +23,7 @@
 //!   verdict is on screen, and (fix) to the moment the cost checks of the
 //!   passing gates are on screen too;
 //! - the phases of the TUI path, from the harness's own trace
-//!   (`HARNESS_TRACE`): watch → debounce → build → probe → cases → draw;
+//!   (`HARNESS_TRACE`): watch → debounce → build → cases → draw;
 //! - the TUI's CPU use while idle.
 //!
 //! It prints medians and 90th percentiles and their ratios to the bare
@@ -142,13 +142,12 @@ fn cpu_time(pid: u32) -> Option<Duration> {
 
 /// The phases of one save in the TUI, from its trace: each phase's end is
 /// the first mark of that name after the previous phase's end.
-const PHASES: [(&str, &str); 8] = [
+const PHASES: [(&str, &str); 7] = [
     ("watch", "edit renamed → first watch event"),
     ("debounced", "debounce (quiet period)"),
     ("build-start", "to the runner"),
     ("build-end", "cargo build"),
-    ("probed", "worker start + contract probe"),
-    ("cases", "142 cases"),
+    ("cases", "workers start, 142 cases run"),
     ("verdict-sent", "verdict assembled"),
     ("drawn", "to the screen"),
 ];

@@ -91,6 +91,8 @@ impl Evaluation {
 /// A settled evaluation whose failing generated cases are still whole,
 /// with what shrinking them needs.
 pub struct Unshrunk {
+    /// Holds the library's private copy, which is removed when dropped.
+    _lib: LoadedLib,
     target: Target,
     upto: usize,
     results: Vec<Option<CaseResult>>,
@@ -197,15 +199,21 @@ impl Judge {
         };
         let started = std::time::Instant::now();
         let target = self.target(&lib);
-        if let Err(why) = suite::probe(&target, &self.problem)? {
+        // The suite is sorted by gate: gates 1..=upto are a prefix of it.
+        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
+        // Every worker checks the handshake before it runs a case, so the
+        // cases need no probe of their own first; only when not one case
+        // ran does a probe say why (another contract, a library that does
+        // not load).
+        let results = suite::run_cases(&target, cases, cancel, progress)?;
+        if !cancel.load(std::sync::atomic::Ordering::Relaxed)
+            && results.iter().all(Option::is_none)
+            && let Err(why) = suite::probe(&target, &self.problem)?
+        {
             info.ok = false;
             info.failure = Some(why);
             return Ok((Evaluation { build: info, gates: Vec::new(), run_time: started.elapsed() }, None));
         }
-        trace::mark("probed");
-        // The suite is sorted by gate: gates 1..=upto are a prefix of it.
-        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
-        let results = suite::run_cases(&target, cases, cancel, progress)?;
         trace::mark("cases");
         let mut eval =
             Evaluation { build: info, gates: self.group(cases, &results, upto), run_time: started.elapsed() };
@@ -225,14 +233,14 @@ impl Judge {
             report(Stage::Settled, &eval);
         }
         let shrinkable = self.reference.is_some() && self.shrink && eval.gates.iter().any(|g| !g.failures.is_empty());
-        let unshrunk = shrinkable.then(|| Unshrunk { target, upto, results, eval: eval.clone(), started });
+        let unshrunk = shrinkable.then(|| Unshrunk { _lib: lib, target, upto, results, eval: eval.clone(), started });
         Ok((eval, unshrunk))
     }
 
     /// Shrinks the first failing generated cases of an evaluation; a set
     /// `cancel` stops where it is (what was shrunk by then is kept).
     pub fn shrink(&self, u: Unshrunk, cancel: &AtomicBool) -> Result<Evaluation> {
-        let Unshrunk { target, upto, mut results, mut eval, started } = u;
+        let Unshrunk { _lib, target, upto, mut results, mut eval, started } = u;
         let Some((_, reference)) = &self.reference else { return Ok(eval) };
         let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
         if suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0 {

@@ -293,7 +293,8 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
     let (refine_tx, refine_rx) = mpsc::channel();
     {
         let (judge, tx) = (judge.clone(), tx.clone());
-        if let Err(e) = std::thread::Builder::new().name("refiner".into()).spawn(move || refiner(&judge, refine_rx, tx)) {
+        if let Err(e) = std::thread::Builder::new().name("refiner".into()).spawn(move || refiner(&judge, refine_rx, tx))
+        {
             return send(RunnerMsg::Failed(format!("cannot start the refiner thread: {e}")));
         }
     }
