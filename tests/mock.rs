@@ -42,6 +42,7 @@ fn finished(gates: &[(usize, usize, usize)], source: &str) -> Msg {
 /// The TUI loop's side of the effects that touch the disk: state and
 /// reports, written exactly as `tui::run` writes them.
 fn perform(app: &mut App, reports: &Path, effects: Vec<Effect>) -> Vec<Effect> {
+    app.before_writes();
     for e in &effects {
         match e {
             Effect::Persist => report::save_state(reports, &app.session).unwrap(),

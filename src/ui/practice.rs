@@ -147,7 +147,10 @@ pub fn run(
         }
         for msg in msgs {
             app.now_ms = fsio::now_ms();
-            verdict_arrived |= matches!(msg, Msg::Runner(RunnerMsg::Finished(..) | RunnerMsg::Settled(..)));
+            if matches!(msg, Msg::Runner(RunnerMsg::Finished(..) | RunnerMsg::Settled(..))) {
+                trace::mark("verdict-received");
+                verdict_arrived = true;
+            }
             for effect in app.update(msg) {
                 match effect {
                     Effect::Run { upto } => {
@@ -248,6 +251,9 @@ impl Writes {
     }
 
     fn flush(&mut self, config: &Config, app: &mut App) {
+        if self.state || self.report {
+            app.before_writes();
+        }
         if std::mem::take(&mut self.state)
             && let Some((tx, _)) = &self.saver
             && tx.send(app.session.clone()).is_err()
@@ -381,6 +387,11 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
 /// Shrinks the failing cases of settled runs, one at a time, and sends the
 /// result unless a newer save made it stale.
 fn refiner(judge: &Judge, rx: Receiver<(Unshrunk, Arc<AtomicBool>)>, tx: Sender<Msg>) {
+    // Shrinking starts the moment a verdict goes out, while the screen is
+    // drawing it and perhaps while the next save builds: it gets the CPU
+    // only when they do not need it. On Linux the nice value is per thread
+    // (this one) and the workers it starts inherit it.
+    let _ = rustix::process::setpriority_process(None, 10);
     while let Ok((unshrunk, cancel)) = rx.recv() {
         if cancel.load(Ordering::Relaxed) {
             continue;

@@ -141,6 +141,8 @@ pub struct App {
     pub time_up_pending: bool,
     /// The sources of a verdict whose outcome awaits its scale checks.
     pub unsettled: Option<Vec<SourceFile>>,
+    /// `session.last_run` is behind `last`: see [`App::before_writes`].
+    pub summary_due: bool,
     /// Path of the last report written, for the summary.
     pub report_path: Option<PathBuf>,
     pub error: Option<String>,
@@ -174,10 +176,25 @@ impl App {
             notice: None,
             time_up_pending: false,
             unsettled: None,
+            summary_due: false,
             report_path: None,
             error: None,
             frame: 0,
             intro: Vec::new(),
+        }
+    }
+
+    /// Brings `session.last_run` up to date with the verdict on screen.
+    /// Summing up a run (a diff per failing case) takes longer than drawing
+    /// it, so the event loop calls this after the draw, before it saves the
+    /// session or writes a report.
+    pub fn before_writes(&mut self) {
+        // Due only for runs judged while the session ran (it may have
+        // frozen since, on the same verdict).
+        if std::mem::take(&mut self.summary_due)
+            && let Some(eval) = &self.last
+        {
+            self.session.last_run = Some(summarize(eval));
         }
     }
 
@@ -333,7 +350,7 @@ impl App {
                 if !self.busy() && !self.rerun_queued {
                     let selected = self.selected;
                     if self.session.is_running() {
-                        self.session.last_run = Some(summarize(&eval));
+                        self.summary_due = true;
                         fx.push(Effect::Persist);
                     }
                     self.last = Some(*eval);
@@ -383,7 +400,6 @@ impl App {
 
     fn on_evaluation(&mut self, eval: Evaluation, sources: Vec<SourceFile>) -> Vec<Effect> {
         let mut fx = vec![Effect::Persist];
-        let summary = summarize(&eval);
         let outcomes: Vec<GateOutcome> =
             eval.gates.iter().map(|g| GateOutcome { gate: g.gate, passed: g.passed, total: g.total }).collect();
         self.last = Some(eval);
@@ -392,7 +408,7 @@ impl App {
         if !self.session.is_running() {
             return fx;
         }
-        self.session.last_run = Some(summary);
+        self.summary_due = true;
         if outcomes.is_empty() {
             return fx;
         }
