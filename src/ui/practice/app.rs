@@ -400,6 +400,7 @@ impl App {
 
     fn on_evaluation(&mut self, eval: Evaluation, sources: Vec<SourceFile>) -> Vec<Effect> {
         let mut fx = vec![Effect::Persist];
+        let eval_ok = eval.build.ok;
         let outcomes: Vec<GateOutcome> =
             eval.gates.iter().map(|g| GateOutcome { gate: g.gate, passed: g.passed, total: g.total }).collect();
         self.last = Some(eval);
@@ -408,6 +409,13 @@ impl App {
         if !self.session.is_running() {
             return fx;
         }
+        // The counts now (the mock's score reads them on this very frame);
+        // the failures' diffs after the draw.
+        self.session.last_run = Some(RunSummary {
+            build_ok: eval_ok,
+            gates: outcomes.iter().map(|o| (o.gate, o.passed, o.total)).collect(),
+            ..Default::default()
+        });
         self.summary_due = true;
         if outcomes.is_empty() {
             return fx;
