@@ -5,6 +5,7 @@
 pub mod channel;
 pub mod compile;
 pub mod confine;
+pub mod direct;
 pub mod evaluate;
 pub mod measure;
 pub mod sandbox;

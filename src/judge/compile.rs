@@ -19,6 +19,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value as Json;
 
 use crate::base::config::Config;
+use crate::judge::direct;
 
 /// One compiler diagnostic.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -43,6 +44,8 @@ pub struct Build {
     /// crate type); shown instead of diagnostics.
     pub failure: Option<String>,
     pub duration: Duration,
+    /// Built by running rustc directly (see `direct`), not through cargo.
+    pub direct: bool,
 }
 
 impl Build {
@@ -199,6 +202,18 @@ pub fn build(config: &Config, crate_dir: &Path) -> Result<Build> {
 /// that says so) or when `cancel` is set (a failure saying it was
 /// cancelled, which the caller discards).
 pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Build> {
+    build_with(config, crate_dir, cancel, false)
+}
+
+/// Like [`build_cancellable`], for a session that builds the same crate
+/// again and again: after the first build, an edit of the sources is built
+/// by running rustc directly as cargo did (see `direct`), with cargo as the
+/// fallback.
+pub fn build_fast(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Build> {
+    build_with(config, crate_dir, cancel, true)
+}
+
+fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>, fast: bool) -> Result<Build> {
     let started = Instant::now();
     let manifest = crate_dir.join("Cargo.toml");
     if !manifest.is_file() {
@@ -214,10 +229,18 @@ pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<A
                 diagnostics: Vec::new(),
                 failure: Some(e.to_string()),
                 duration: started.elapsed(),
+                direct: false,
             });
         }
     };
     let target = target_dir_for(config, crate_dir, &package);
+    if fast
+        && let Some(inv) = direct::reusable(crate_dir, &target)
+        && let Some(build) = build_direct(config, &inv, cancel.clone(), started, &package)?
+    {
+        return Ok(build);
+    }
+    direct::forget(crate_dir, &target);
     let profile_var = config.profile.to_uppercase().replace('-', "_");
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.arg("build")
@@ -229,6 +252,8 @@ pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<A
         .arg(&target)
         .arg("--profile")
         .arg(&config.profile)
+        // With -vv cargo prints how it ran rustc, for the next build.
+        .args(fast.then_some("-vv"))
         .env("CARGO_TERM_COLOR", "never")
         // Panics must unwind for the library to catch them and name them,
         // whatever the candidate's manifest says; a profile setting from
@@ -296,17 +321,13 @@ pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<A
     let stopped = watch.finish();
     let stderr = stderr_reader.join().unwrap_or_default();
     let duration = started.elapsed();
+    if fast && stopped.is_none() && status.success() {
+        direct::remember(crate_dir, &target, &stderr);
+    }
 
     let mut failure = None;
     let lib = if let Some(why) = stopped {
-        failure = Some(match why {
-            Stop::Deadline => format!(
-                "the build did not finish within {} s and was stopped (a build script that never ends?); \
-                 the limit is `[build] deadline_s` in harness.toml",
-                config.build_deadline.as_secs()
-            ),
-            Stop::Cancelled => "the build was cancelled".to_string(),
-        });
+        failure = Some(stop_text(config, why));
         None
     } else if !status.success() {
         if !diagnostics.iter().any(|d| d.level == "error") {
@@ -328,12 +349,92 @@ pub fn build_cancellable(config: &Config, crate_dir: &Path, cancel: Option<Arc<A
         failure = Some(format!("{}: cargo built no library (is there a src/lib.rs?)", manifest.display()));
         None
     };
-    Ok(Build { lib, diagnostics, failure, duration })
+    Ok(Build { lib, diagnostics, failure, duration, direct: false })
+}
+
+/// Runs rustc as cargo last did. `None` when the result cannot be
+/// trusted to be what cargo would have built (rustc failed without a
+/// compile error, or wrote no library): the caller then runs cargo.
+fn build_direct(
+    config: &Config,
+    inv: &direct::Invocation,
+    cancel: Option<Arc<AtomicBool>>,
+    started: Instant,
+    package: &str,
+) -> Result<Option<Build>> {
+    let mut cmd = Command::new(&inv.program);
+    cmd.args(&inv.args)
+        .envs(inv.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&inv.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    crate::judge::confine::group_of_its_own(&mut cmd);
+    let Ok(mut child) = cmd.spawn() else { return Ok(None) };
+    let group = rustix::process::Pid::from_raw(child.id() as i32).context("rustc without a pid")?;
+    let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let stdout_reader = std::thread::Builder::new()
+        .name("rustc-stdout".into())
+        .spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        })
+        .context("cannot start a thread")?;
+    let (mut diagnostics, mut artifact) = (Vec::new(), None);
+    for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        match direct::line(&line) {
+            direct::Line::Diagnostic(m) => diagnostics.extend(diagnostic(&m)),
+            direct::Line::Artifact(path) if path.to_string_lossy().ends_with(std::env::consts::DLL_SUFFIX) => {
+                artifact = Some(path)
+            }
+            _ => {}
+        }
+    }
+    let status = child.wait().context("rustc did not finish")?;
+    let stopped = watch.finish();
+    let _ = stdout_reader.join();
+    let duration = started.elapsed();
+    if let Some(why) = stopped {
+        let failure = Some(stop_text(config, why));
+        return Ok(Some(Build { lib: None, diagnostics, failure, duration, direct: true }));
+    }
+    let errors = diagnostics.iter().any(|d| d.level == "error");
+    match (status.success(), artifact) {
+        (true, Some(path)) => {
+            let lib = private_copy(config, &path, package)?;
+            Ok(Some(Build { lib: Some(lib), diagnostics, failure: None, duration, direct: true }))
+        }
+        (false, _) if errors => {
+            let failure = diagnostics
+                .iter()
+                .any(|d| d.level == "error" && d.message.contains("global allocator"))
+                .then(|| GLOBAL_ALLOCATOR_ERR.to_string());
+            Ok(Some(Build { lib: None, diagnostics, failure, duration, direct: true }))
+        }
+        _ => {
+            crate::base::trace::mark("direct-build-refused");
+            Ok(None)
+        }
+    }
 }
 
 /// Why a solution may not declare its own global allocator.
 const GLOBAL_ALLOCATOR_ERR: &str = "The solution declares a #[global_allocator]: `harness_contract::export!` already \
      installs one (it counts the heap exactly, for the memory checks), and a library can have only one. Remove yours.";
+
+fn stop_text(config: &Config, why: Stop) -> String {
+    match why {
+        Stop::Deadline => format!(
+            "the build did not finish within {} s and was stopped (a build script that never ends?); \
+             the limit is `[build] deadline_s` in harness.toml",
+            config.build_deadline.as_secs()
+        ),
+        Stop::Cancelled => "the build was cancelled".to_string(),
+    }
+}
 
 /// Why a build was stopped.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -316,7 +316,7 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
         send(RunnerMsg::Compiling);
         let sources: Vec<SourceFile> =
             fsio::read_sources(dir).into_iter().map(|(path, content)| SourceFile { path, content }).collect();
-        let build = match compile::build_cancellable(config, dir, Some(cancel.clone())) {
+        let build = match compile::build_fast(config, dir, Some(cancel.clone())) {
             Ok(b) => b,
             Err(e) => {
                 send(RunnerMsg::Error(format!("{e:#}")));
