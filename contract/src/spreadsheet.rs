@@ -405,10 +405,12 @@ impl<'a> Parser<'a> {
 }
 
 /// The stack size of the thread the deep-sheet helpers run your code on:
-/// 512 KiB, a stand-in for a sheet millions of cells deep. Recursion as
-/// deep as a chain of 12,000 cells does not fit in it; loops that keep
-/// their own stack on the heap need a few kilobytes.
-pub const SMALL_STACK: usize = 512 << 10;
+/// 256 KiB, a stand-in for a sheet millions of cells deep. Recursion as
+/// deep as a chain of 5,000 cells does not fit in it (that leaves about 52
+/// bytes a level); loops that keep their own stack on the heap need a few
+/// kilobytes, and parsing a formula nested 64 deep (about 160 KiB in a
+/// debug build) fits.
+pub const SMALL_STACK: usize = 256 << 10;
 
 /// Moves a value to the helper thread and back. Sound here because the
 /// calling thread blocks until the helper thread has finished, so the sheet
