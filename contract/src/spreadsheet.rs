@@ -408,7 +408,7 @@ impl<'a> Parser<'a> {
 /// 256 KiB, a stand-in for a sheet millions of cells deep. Recursion as
 /// deep as a chain of 5,000 cells does not fit in it (that leaves about 52
 /// bytes a level); loops that keep their own stack on the heap need a few
-/// kilobytes, and parsing a formula nested 64 deep (about 160 KiB in a
+/// kilobytes, and parsing a formula nested 64 deep (128 to 192 KiB in a
 /// debug build) fits.
 pub const SMALL_STACK: usize = 256 << 10;
 
@@ -591,6 +591,15 @@ mod tests {
         let f = formula("=1+2*3-(4-5)*-2 + SUM(A1:B2) + NOW()");
         let v = f.eval(100, |c| if c.col() == 'A' { 10 } else { 1 });
         assert_eq!(v, 1 + 6 - 2 + 22 + 100);
+    }
+
+    #[test]
+    fn the_deepest_formula_parses_and_evaluates_on_the_small_stack() {
+        // The deep-sheet helpers run `set` on SMALL_STACK: what the statement
+        // allows (64 levels of nesting) must fit there in a debug build.
+        let deep = format!("={}A1{} + {}1", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING), "-".repeat(MAX_NESTING));
+        let value = on_small_stack(|| formula(&deep).eval(0, |_| 2));
+        assert_eq!(value, 3);
     }
 
     #[test]
