@@ -406,8 +406,9 @@ impl<'a> Parser<'a> {
 
 /// The stack size of the thread the deep-sheet helpers run your code on:
 /// 256 KiB, a stand-in for a sheet millions of cells deep. Recursion as
-/// deep as a chain of 5,000 cells does not fit in it (that leaves about 52
-/// bytes a level); loops that keep their own stack on the heap need a few
+/// deep as a chain of 4,000 cells does not fit in it: that leaves about 65
+/// bytes a level, where a recursive search takes about 150 in a debug
+/// build. Loops that keep their own stack on the heap need a few
 /// kilobytes, and parsing a formula nested 64 deep (128 to 192 KiB in a
 /// debug build) fits.
 pub const SMALL_STACK: usize = 256 << 10;
