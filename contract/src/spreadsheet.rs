@@ -405,10 +405,13 @@ impl<'a> Parser<'a> {
 }
 
 /// The stack size of the thread the deep-sheet helpers run your code on:
-/// 512 KiB, a stand-in for a sheet millions of cells deep. Recursion as
-/// deep as a chain of 12,000 cells does not fit in it; loops that keep
-/// their own stack on the heap need a few kilobytes.
-pub const SMALL_STACK: usize = 512 << 10;
+/// 256 KiB, a stand-in for a sheet millions of cells deep. Recursion as
+/// deep as a chain of 4,000 cells does not fit in it: that leaves about 65
+/// bytes a level, where a recursive search takes about 150 in a debug
+/// build. Loops that keep their own stack on the heap need a few
+/// kilobytes, and parsing a formula nested 64 deep (128 to 192 KiB in a
+/// debug build) fits.
+pub const SMALL_STACK: usize = 256 << 10;
 
 /// Moves a value to the helper thread and back. Sound here because the
 /// calling thread blocks until the helper thread has finished, so the sheet
@@ -589,6 +592,15 @@ mod tests {
         let f = formula("=1+2*3-(4-5)*-2 + SUM(A1:B2) + NOW()");
         let v = f.eval(100, |c| if c.col() == 'A' { 10 } else { 1 });
         assert_eq!(v, 1 + 6 - 2 + 22 + 100);
+    }
+
+    #[test]
+    fn the_deepest_formula_parses_and_evaluates_on_the_small_stack() {
+        // The deep-sheet helpers run `set` on SMALL_STACK: what the statement
+        // allows (64 levels of nesting) must fit there in a debug build.
+        let deep = format!("={}A1{} + {}1", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING), "-".repeat(MAX_NESTING));
+        let value = on_small_stack(|| formula(&deep).eval(0, |_| 2));
+        assert_eq!(value, 3);
     }
 
     #[test]
