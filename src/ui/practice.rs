@@ -57,11 +57,13 @@ pub fn run(
 ) -> Result<(Session, Option<PathBuf>)> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (cmd_tx, cmd_rx) = mpsc::channel::<RunnerCmd>();
+    // The loop tells the runner when a verdict is on screen.
+    let (drawn_tx, drawn_rx) = mpsc::channel::<()>();
     {
         let (config, problem, dir, tx) = (config.clone(), problem.clone(), solution_dir.clone(), tx.clone());
         std::thread::Builder::new()
             .name("runner".into())
-            .spawn(move || runner(&config, problem, &dir, cmd_rx, tx))
+            .spawn(move || runner(&config, problem, &dir, cmd_rx, drawn_rx, tx))
             .context("cannot start the runner thread")?;
     }
     let _watcher = {
@@ -111,6 +113,7 @@ pub fn run(
             terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
             if std::mem::take(&mut verdict_arrived) {
                 trace::mark("drawn");
+                let _ = drawn_tx.send(());
             }
         }
         // The verdict is on screen first; the files follow at once.
@@ -287,7 +290,14 @@ fn write_report(config: &Config, app: &App) -> Result<PathBuf> {
 }
 
 /// The runner: prepares the judge once, then builds and judges on request.
-fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>, tx: Sender<Msg>) {
+fn runner(
+    config: &Config,
+    problem: Problem,
+    dir: &Path,
+    rx: Receiver<RunnerCmd>,
+    drawn: Receiver<()>,
+    tx: Sender<Msg>,
+) {
     let send = |m: RunnerMsg| {
         let _ = tx.send(Msg::Runner(m));
     };
@@ -343,8 +353,14 @@ fn runner(config: &Config, problem: Problem, dir: &Path, rx: Receiver<RunnerCmd>
             Stage::Verdict => {
                 verdict_sent.set(true);
                 settled_sent.set(eval.settled());
+                while drawn.try_recv().is_ok() {}
                 trace::mark("verdict-sent");
                 send(RunnerMsg::Finished(Box::new(eval.clone()), sources.clone()));
+                // The scale checks that follow take both cores: the verdict
+                // goes on screen first (a moment at most).
+                if !eval.settled() {
+                    let _ = drawn.recv_timeout(Duration::from_millis(100));
+                }
             }
             Stage::Settled => {
                 settled_sent.set(true);
