@@ -2,6 +2,7 @@
 //! solution's library, the sandbox around it, cases and verdicts, and one
 //! save → verdict pass. Imports `base` and `problem`; never `session` or `ui`.
 
+pub mod buildbox;
 pub mod channel;
 pub mod compile;
 pub mod confine;

@@ -99,6 +99,17 @@ pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathB
     config.target_dir.join(format!("{name}-{:08x}", hash as u32))
 }
 
+/// Whether a crate is a problem's own code (below the problems folder, or a
+/// mutant written out below the target folder), which builds unconfined.
+fn is_problem_code(config: &Config, crate_dir: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(dir) = canonical(crate_dir) else { return false };
+    [canonical(&config.problems_dir), canonical(&config.target_dir.join("mutants"))]
+        .into_iter()
+        .flatten()
+        .any(|root| dir.starts_with(root))
+}
+
 /// In a folder of generated crates: the problem folder they belong to.
 const GROUP_MARKER: &str = ".harness-problem";
 
@@ -269,6 +280,11 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     crate::judge::confine::group_of_its_own(&mut cmd);
+    // A solution's build scripts are candidate code; the problem's own
+    // crates (reference, mutants) are trusted and built as they are.
+    if !is_problem_code(config, crate_dir) {
+        crate::judge::buildbox::confine(&mut cmd, &target, crate_dir);
+    }
     let mut child =
         cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
     let group = rustix::process::Pid::from_raw(child.id() as i32).context("cargo without a pid")?;
