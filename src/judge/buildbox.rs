@@ -68,9 +68,8 @@ fn ruleset(writable: &[PathBuf]) -> Option<OwnedFd> {
         ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
         path_beneath_rules,
     };
-    if landlock_abi().is_none() {
-        return None;
-    }
+    // The kernel must have Landlock enabled.
+    landlock_abi()?;
     let abi = ABI::V6;
     let created = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
