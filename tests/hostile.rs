@@ -464,8 +464,11 @@ fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
     copy_dir(&dir.join("problems/versioned_kv/reference"), &sol);
     let manifest = sol.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).unwrap().replace("versioned_kv_reference", "kv_measure_escape");
-    std::fs::write(&manifest, harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")))
-        .unwrap();
+    std::fs::write(
+        &manifest,
+        harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")),
+    )
+    .unwrap();
     let lib = sol.join("src/lib.rs");
     let code = std::fs::read_to_string(&lib).unwrap();
     let needle = "    fn get_at(&self, key: String, version: u64) -> Option<i64> {\n";
@@ -498,5 +501,113 @@ fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
     }
     assert_eq!(hashed(), before, "files changed under {watched:?}");
     assert!(done.peak_kb > 0 && done.peak_kb < 200_000, "harness peak memory {} kB", done.peak_kb);
+    assert_none_left(Duration::from_secs(2));
+}
+
+/// A versioned_kv project whose solution is the starter with a
+/// constructor that blocks in a child `sleep <marker>`; returns the
+/// project, the solution's lib.rs and the starter's text.
+fn blocking_starter(marker: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let project = common::versioned_kv_project("harness-e2e");
+    let dir = project.path();
+    let sol = dir.join("solutions/versioned_kv");
+    copy_dir(&dir.join("problems/versioned_kv/starter"), &sol);
+    let manifest = sol.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")),
+    )
+    .unwrap();
+    let lib = sol.join("src/lib.rs");
+    let starter = std::fs::read_to_string(&lib).unwrap();
+    let needle = "fn new() -> Self {";
+    assert!(starter.contains(needle), "the starter has a constructor");
+    let blocking = format!("{needle}\n        std::process::Command::new(\"sleep\").arg(\"{marker}\").status().ok();");
+    std::fs::write(&lib, starter.replacen(needle, &blocking, 1)).unwrap();
+    (project, lib, starter)
+}
+
+/// Waits until a case of the TUI's run has reached the blocking `new()`.
+fn wait_for_marker(tui: &common::Pty) {
+    let start = Instant::now();
+    while marked().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no case reached new(): {}", tui.contents());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The workers still running in the scratch folders of harness `pid`.
+fn workers_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.windows(8).any(|w| w == b"__worker" || w == b"_measure"))
+        })
+        .filter_map(|e| std::fs::read_link(e.path().join("cwd")).ok())
+        .filter(|cwd| cwd.to_string_lossy().contains(&format!("harness-scratch-{pid}-")))
+        .map(|cwd| cwd.display().to_string())
+        .collect()
+}
+
+#[test]
+fn a_tui_that_panics_during_a_run_restores_the_terminal_and_leaves_nothing_running() {
+    let _serial = serial();
+    let (project, _, _) = blocking_starter("742432");
+    let dir = project.path();
+    let trigger = dir.join("panic-now");
+    let mut tui = common::Pty::spawn_env(
+        dir,
+        &["start", "versioned_kv"],
+        &[("HARNESS_DEBUG_PANIC_FILE", trigger.to_str().unwrap())],
+        24,
+        80,
+    );
+    wait_for_marker(&tui);
+    let pid = tui.child.process_id().unwrap_or(0);
+    std::fs::write(&trigger, b"").unwrap();
+    let status = tui.wait_exit(Duration::from_secs(20));
+    assert!(!status.success(), "a panic is a failure exit");
+    // The panic hook restored the terminal, then printed the message.
+    let screen = tui.wait_for("HARNESS_DEBUG_PANIC_FILE", Duration::from_secs(5));
+    {
+        let parser = tui.parser.lock().unwrap();
+        assert!(!parser.screen().alternate_screen(), "still on the alternate screen:\n{screen}");
+        assert!(!parser.screen().hide_cursor(), "the cursor is still hidden:\n{screen}");
+    }
+    assert_none_left(Duration::from_secs(2));
+    let workers = workers_of(pid);
+    assert!(workers.is_empty(), "workers left: {workers:?}");
+}
+
+#[test]
+fn a_tui_that_loses_its_terminal_during_a_run_leaves_nothing_running_and_resumes() {
+    let _serial = serial();
+    let (project, lib, starter) = blocking_starter("742433");
+    let dir = project.path();
+    let mut first = common::Pty::start(dir, "versioned_kv", 24, 80);
+    wait_for_marker(&first);
+    let pid = first.child.process_id().unwrap_or(0);
+    // What a closed terminal sends its session's processes.
+    Command::new("kill").args(["-HUP", &pid.to_string()]).status().unwrap();
+    first.wait_exit(Duration::from_secs(20));
+    assert_none_left(Duration::from_secs(2));
+    let workers = workers_of(pid);
+    assert!(workers.is_empty(), "workers left: {workers:?}");
+
+    std::fs::write(&lib, starter).unwrap();
+    let mut second = common::Pty::start(dir, "versioned_kv", 24, 80);
+    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    second.wait_for("not_implemented", Duration::from_secs(60));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<&str> = state["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"resumed"), "{kinds:?}");
+    second.writer.write_all(b"qy").unwrap();
+    second.writer.flush().unwrap();
+    second.wait_exit(Duration::from_secs(20));
     assert_none_left(Duration::from_secs(2));
 }
