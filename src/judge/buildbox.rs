@@ -154,13 +154,21 @@ unsafe fn write_file(path: &CStr, bytes: &[u8]) -> bool {
 fn enter(jail: &Jail) {
     // SAFETY: see `confine`: system calls only, on prepared buffers.
     unsafe {
-        let flags = if jail.maps.is_some() { libc::CLONE_NEWUSER | libc::CLONE_NEWPID } else { libc::CLONE_NEWPID };
-        let mut namespace = libc::unshare(flags) == 0;
-        if namespace && let Some((uid, gid)) = &jail.maps {
-            namespace = write_file(c"/proc/self/setgroups", b"deny")
+        // Not root: a user namespace first, mapping our own ids, which
+        // gives the right to make the PID namespace.
+        let mut user = true;
+        if let Some((uid, gid)) = &jail.maps {
+            user = libc::unshare(libc::CLONE_NEWUSER) == 0;
+            let mapped = user
+                && write_file(c"/proc/self/setgroups", b"deny")
                 && write_file(c"/proc/self/uid_map", uid)
                 && write_file(c"/proc/self/gid_map", gid);
+            if user && !mapped {
+                // Unmapped, cargo could not write its own files.
+                libc::_exit(127);
+            }
         }
+        let namespace = user && libc::unshare(libc::CLONE_NEWPID) == 0;
         if let Some(fd) = &jail.ruleset {
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
             libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32);
@@ -220,7 +228,9 @@ fn keep(pid: libc::pid_t) -> ! {
 /// What confines builds on this machine, found by running a confined
 /// shell the way a build runs: `(filesystem, pid_namespace)`.
 pub fn report() -> (Protection, Protection) {
-    let dir = std::env::temp_dir().join(format!("harness-build-probe-{}", std::process::id()));
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("harness-build-probe-{}-{n}", std::process::id()));
     let target = dir.join("target");
     let krate = dir.join("crate");
     if std::fs::create_dir_all(&target).and_then(|_| std::fs::create_dir_all(&krate)).is_err() {
