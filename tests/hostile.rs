@@ -555,7 +555,7 @@ fn workers_of(pid: u32) -> Vec<String> {
 #[test]
 fn a_tui_that_panics_during_a_run_restores_the_terminal_and_leaves_nothing_running() {
     let _serial = serial();
-    let (project, _, _) = blocking_starter("742432");
+    let (project, _, _) = blocking_starter("7424201");
     let dir = project.path();
     let trigger = dir.join("panic-now");
     let mut tui = common::Pty::spawn_env(
@@ -585,7 +585,7 @@ fn a_tui_that_panics_during_a_run_restores_the_terminal_and_leaves_nothing_runni
 #[test]
 fn a_tui_that_loses_its_terminal_during_a_run_leaves_nothing_running_and_resumes() {
     let _serial = serial();
-    let (project, lib, starter) = blocking_starter("742433");
+    let (project, lib, starter) = blocking_starter("7424202");
     let dir = project.path();
     let mut first = common::Pty::start(dir, "versioned_kv", 24, 80);
     wait_for_marker(&first);
