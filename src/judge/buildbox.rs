@@ -154,6 +154,15 @@ unsafe fn write_file(path: &CStr, bytes: &[u8]) -> bool {
 fn enter(jail: &Jail) {
     // SAFETY: see `confine`: system calls only, on prepared buffers.
     unsafe {
+        // This process runs harness code without exec'ing: the handlers the
+        // harness installed are still here, and one of them (wait-timeout's
+        // SIGCHLD handler, writing to a pipe the keeper has closed) would
+        // abort the keeper when cargo ends. Back to the defaults.
+        for sig in 1..libc::SIGRTMIN() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
         // Not root: a user namespace first, mapping our own ids, which
         // gives the right to make the PID namespace.
         let mut user = true;
@@ -269,4 +278,29 @@ pub fn report() -> (Protection, Protection) {
         (None, _) => Protection::off("no Landlock: a solution's build scripts can write wherever the user can"),
     };
     (fs, pid_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_confined_program_ends_with_its_own_status_even_under_an_inherited_sigchld_handler() {
+        use wait_timeout::ChildExt;
+        // wait-timeout installs a process-wide SIGCHLD handler (as a scale
+        // check does in the harness); the keeper inherits it.
+        let mut child = Command::new("true").spawn().unwrap();
+        child.wait_timeout(std::time::Duration::from_secs(10)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (target, krate) = (dir.path().join("target"), dir.path().join("crate"));
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::create_dir_all(&krate).unwrap();
+        for code in [0, 1, 7] {
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c").arg(format!("exit {code}"));
+            crate::judge::confine::group_of_its_own(&mut cmd);
+            confine(&mut cmd, &target, &krate);
+            assert_eq!(cmd.status().unwrap().code(), Some(code));
+        }
+    }
 }
