@@ -49,11 +49,19 @@ fn cargo_home() -> Option<PathBuf> {
 /// The folders (and files) a build of `crate_dir` into `target` may write.
 fn writable(target: &Path, crate_dir: &Path) -> Vec<PathBuf> {
     let mut paths = vec![target.to_path_buf(), PathBuf::from("/dev/null")];
-    if let Some(home) = cargo_home() {
-        paths.extend(CARGO_HOME_WRITABLE.iter().map(|d| home.join(d)));
+    if let Some(home) = cargo_home().filter(|h| h.is_dir()) {
+        // Made here when missing (cargo would make them on first use, and
+        // a rule needs an existing path); Landlock cannot allow creating
+        // files in CARGO_HOME's top folder without allowing bin/ too.
+        for dir in CARGO_HOME_WRITABLE {
+            let _ = std::fs::create_dir_all(home.join(dir));
+            paths.push(home.join(dir));
+        }
         // The lock files and the global cache tracker live at the top.
         for file in [".package-cache", ".package-cache-mutate", ".global-cache"] {
-            paths.push(home.join(file));
+            let path = home.join(file);
+            let _ = std::fs::OpenOptions::new().append(true).create(true).open(&path);
+            paths.push(path);
         }
     }
     paths.push(crate_dir.join("Cargo.lock"));
