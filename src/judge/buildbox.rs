@@ -73,23 +73,23 @@ fn writable(target: &Path, crate_dir: &Path) -> Vec<PathBuf> {
 /// no Landlock (or refused it).
 fn ruleset(writable: &[PathBuf]) -> Option<OwnedFd> {
     use landlock::{
-        ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
-        path_beneath_rules,
+        ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, path_beneath_rules,
     };
     // The kernel must have Landlock enabled.
     landlock_abi()?;
     let abi = ABI::V6;
+    // Only writing is handled: reading is allowed everywhere anyway, and an
+    // unhandled right costs no check on each of the thousands of files
+    // rustc opens (handling reads too cost about 2 ms of CPU per build).
     let created = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(abi))
+        .handle_access(AccessFs::from_write(abi))
         .ok()?
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .ok()?
         .create()
         .ok()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
-        .ok()?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .add_rules(path_beneath_rules(writable, AccessFs::from_write(abi)))
         .ok()?;
     created.into()
 }
