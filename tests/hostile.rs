@@ -450,16 +450,14 @@ fn a_harness_killed_with_sigkill_during_a_build_leaves_no_build_script_running()
     assert_none_left(Duration::from_secs(2));
 }
 
-#[test]
-fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
-    let _serial = serial();
+/// A versioned_kv project whose solution is the reference with `hook`
+/// run first in `get_at` (what gate 2's scale check measures) when it runs
+/// in the measuring worker.
+fn measured_solution(hook: &str) -> tempfile::TempDir {
     let project = common::versioned_kv_project("harness-fixtures");
     let dir = project.path();
     std::fs::create_dir_all(dir.join("reports/sessions")).unwrap();
     std::fs::write(dir.join("reports/sessions/keep.json"), b"{\"untouched\": true}").unwrap();
-    // The reference, whose `get_at` (what gate 2's scale check measures)
-    // tries every escape when it runs in the measuring worker, leaves a
-    // `setsid` child behind, and panics with what it found.
     let sol = dir.join("solutions/versioned_kv");
     copy_dir(&dir.join("problems/versioned_kv/reference"), &sol);
     let manifest = sol.join("Cargo.toml");
@@ -473,12 +471,25 @@ fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
     let code = std::fs::read_to_string(&lib).unwrap();
     let needle = "    fn get_at(&self, key: String, version: u64) -> Option<i64> {\n";
     assert!(code.contains(needle), "the reference has get_at");
-    let hook = "        if std::fs::read(\"/proc/self/cmdline\").is_ok_and(|c| c.windows(9).any(|w| w == b\"__measure\")) {\n            \
-                std::process::Command::new(\"setsid\").args([\"sleep\", \"742429\"]).stdin(std::process::Stdio::null())\
-                .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().ok();\n            \
-                let results = attempts(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../..\"), concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/src\"));\n            \
-                panic!(\"measure escape: {results}\");\n        }\n";
+    let hook = format!(
+        "        if std::fs::read(\"/proc/self/cmdline\").is_ok_and(|c| c.windows(9).any(|w| w == b\"__measure\")) {{\n{hook}\n        }}\n"
+    );
     std::fs::write(&lib, format!("{}{ESCAPES}", code.replacen(needle, &format!("{needle}{hook}"), 1))).unwrap();
+    project
+}
+
+#[test]
+fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
+    let _serial = serial();
+    // It tries every escape, leaves a `setsid` child behind, and panics
+    // with what it found.
+    let project = measured_solution(
+        "            std::process::Command::new(\"setsid\").args([\"sleep\", \"742429\"]).stdin(std::process::Stdio::null())\
+         .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().ok();\n            \
+         let results = attempts(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../..\"), concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/src\"));\n            \
+         panic!(\"measure escape: {results}\");",
+    );
+    let dir = project.path();
     let watched = ["problems", "reports", "solutions/versioned_kv/src", "harness.toml"];
     // The reference's Cargo.lock is written by its own (trusted) build.
     let hashed = || {
@@ -610,4 +621,27 @@ fn a_tui_that_loses_its_terminal_during_a_run_leaves_nothing_running_and_resumes
     second.writer.flush().unwrap();
     second.wait_exit(Duration::from_secs(20));
     assert_none_left(Duration::from_secs(2));
+}
+
+#[test]
+fn a_scale_check_still_names_how_the_measured_code_died_inside_its_namespace() {
+    let _serial = serial();
+    // The measured code runs as pid 2 of its namespace, never pid 1 (which
+    // would ignore its own SIGABRT and SIGXCPU): each end keeps its name.
+    for (what, verdict) in [
+        ("std::process::abort();", "abort"),
+        (
+            "fn f(n: u64) -> u64 { if n == 0 { 0 } else { 1 + f(std::hint::black_box(n - 1)) } } f(u64::MAX);",
+            "stack_overflow",
+        ),
+        ("loop { std::hint::black_box(0); }", "too_slow"),
+    ] {
+        let project = measured_solution(&format!("            {what}"));
+        let done =
+            run(project.path(), &["check", "versioned_kv", "--gate", "2", "--json"], Duration::from_secs(240), |_| {});
+        assert_eq!(done.code, Some(1), "{what}: {}{}", done.stdout, done.stderr);
+        let report: Value = serde_json::from_str(&done.stdout).unwrap();
+        let check = &report["gates"][1]["scale"][0];
+        assert_eq!(check["verdict"], verdict, "{what}: {check}");
+    }
 }
