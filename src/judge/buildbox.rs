@@ -36,8 +36,8 @@ struct Jail {
     maps: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-/// The folders of `CARGO_HOME` a build writes to (downloads, the index,
-/// git checkouts, the package-cache lock files and the cache tracker).
+/// The folders of `CARGO_HOME` a build writes to: the registry's index,
+/// downloads and sources, and git checkouts.
 const CARGO_HOME_WRITABLE: [&str; 2] = ["registry", "git"];
 
 fn cargo_home() -> Option<PathBuf> {
@@ -128,6 +128,10 @@ pub fn confine(cmd: &mut Command, target: &Path, crate_dir: &Path) {
         let _ = std::fs::write(&lock, b"");
     }
     cmd.env("TMPDIR", &tmp);
+    // No compiler wrapper (an empty value overrides cargo's config too): a
+    // wrapper such as sccache writes its cache outside the allowed folders
+    // and would fail the build; for one small crate it saves nothing.
+    cmd.env("RUSTC_WRAPPER", "").env("RUSTC_WORKSPACE_WRAPPER", "");
     let jail = prepare(target, crate_dir);
     // SAFETY: the closure runs between fork and exec in the child. It makes
     // system calls only (unshare, open/write/close on prepared buffers,
