@@ -9,8 +9,8 @@
 //! judge. The worker reports what is in force in its first frame, which
 //! `harness doctor` and `harness check --json` show.
 //!
-//! Besides `worker`, this is the only module with `unsafe`: `fork`,
-//! `unshare`, `kill(-1)` and `pre_exec`, each with its reason.
+//! It has `unsafe` (as `worker`, `library`, `measure` and `buildbox` do):
+//! `fork`, `unshare`, `kill(-1)` and `pre_exec`, each with its reason.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;

@@ -12,8 +12,8 @@
 //! The worker waits for each child under the case's time limit, collects
 //! its output, kills whatever it left behind and reports how it ended.
 //!
-//! With `confine`, the only module with `unsafe`: calling into a foreign
-//! library.
+//! It has `unsafe` (as `confine`, `library`, `measure` and `buildbox` do):
+//! calling into a foreign library and forking.
 
 use std::fs::File;
 use std::io::{Read, Write};
