@@ -245,9 +245,13 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         }
     };
     let target = target_dir_for(config, crate_dir, &package);
+    // A solution's build scripts and proc macros are candidate code; the
+    // problem's own crates (reference, mutants) are trusted and built as
+    // they are.
+    let confined = (!is_problem_code(config, crate_dir)).then_some((target.as_path(), crate_dir));
     if fast
         && let Some(inv) = direct::reusable(crate_dir, &target)
-        && let Some(build) = build_direct(config, &inv, cancel.clone(), started, &package)?
+        && let Some(build) = build_direct(config, &inv, cancel.clone(), started, &package, confined)?
     {
         return Ok(build);
     }
@@ -280,10 +284,8 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     crate::judge::confine::group_of_its_own(&mut cmd);
-    // A solution's build scripts are candidate code; the problem's own
-    // crates (reference, mutants) are trusted and built as they are.
-    if !is_problem_code(config, crate_dir) {
-        crate::judge::buildbox::confine(&mut cmd, &target, crate_dir);
+    if let Some((target, crate_dir)) = confined {
+        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
     }
     let mut child =
         cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
@@ -377,6 +379,7 @@ fn build_direct(
     cancel: Option<Arc<AtomicBool>>,
     started: Instant,
     package: &str,
+    confined: Option<(&Path, &Path)>,
 ) -> Result<Option<Build>> {
     let mut cmd = Command::new(&inv.program);
     cmd.args(&inv.args)
@@ -386,6 +389,9 @@ fn build_direct(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     crate::judge::confine::group_of_its_own(&mut cmd);
+    if let Some((target, crate_dir)) = confined {
+        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
+    }
     let Ok(mut child) = cmd.spawn() else { return Ok(None) };
     let group = rustix::process::Pid::from_raw(child.id() as i32).context("rustc without a pid")?;
     let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;
