@@ -2,11 +2,13 @@
 //! solution's library, the sandbox around it, cases and verdicts, and one
 //! save → verdict pass. Imports `base` and `problem`; never `session` or `ui`.
 
+pub mod buildbox;
 pub mod channel;
 pub mod compile;
 pub mod confine;
 pub mod direct;
 pub mod evaluate;
+pub mod library;
 pub mod measure;
 pub mod sandbox;
 pub mod scale;

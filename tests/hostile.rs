@@ -334,3 +334,314 @@ fn a_tui_killed_with_sigkill_leaves_nothing_running_and_resumes() {
     second.wait_exit(Duration::from_secs(20));
     assert_none_left(Duration::from_secs(2));
 }
+
+/// Turns the project's `escape` solution into a package of its own named
+/// `package` with the build script `build_rs`.
+fn with_build_script(dir: &Path, package: &str, build_rs: &str) {
+    let crate_dir = dir.join("solutions/escape");
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        manifest
+            .replace("name = \"escape_fixture\"", &format!("name = \"{package}\""))
+            .replace("[lib]", "build = \"build.rs\"\n\n[lib]"),
+    )
+    .unwrap();
+    std::fs::write(crate_dir.join("build.rs"), build_rs).unwrap();
+}
+
+/// Build-script (and scale-check) code that tries to write outside, and
+/// to stop and kill the harness; `$out` collects one `name: refused` or
+/// `name: GOT THROUGH` per attempt. `$project` is the project folder and
+/// `$src` the crate's src/.
+const ESCAPES: &str = r#"
+fn attempts(project: &str, src: &str) -> String {
+    use std::process::{Command, Stdio};
+    let mut out = Vec::new();
+    let mut note = |name: &str, r: std::io::Result<()>| {
+        out.push(format!("{name}: {}", if r.is_ok() { "GOT THROUGH" } else { "refused" }))
+    };
+    let append = |path: String| {
+        std::fs::OpenOptions::new().append(true).open(path).and_then(|mut f| std::io::Write::write_all(&mut f, b"\n# planted\n"))
+    };
+    note("problems", append(format!("{project}/problems/escape/problem.toml")).or_else(|_| append(format!("{project}/problems/versioned_kv/problem.toml"))));
+    note("reports", std::fs::write(format!("{project}/reports/sessions/planted.json"), b"{}"));
+    note("src", std::fs::write(format!("{src}/planted.rs"), b""));
+    note("harness.toml", append(format!("{project}/harness.toml")));
+    // The harness's pids as the host sees them, from /proc.
+    let mut reached = false;
+    let mut pid = "self".to_string();
+    for _ in 0..8 {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { break };
+        let Some(ppid) = status.lines().find_map(|l| l.strip_prefix("PPid:")).map(|p| p.trim().to_string()) else { break };
+        if ppid == "0" { break; }
+        // Only the harness binary itself (argv[0]), never a test named after it.
+        let cmdline = std::fs::read(format!("/proc/{ppid}/cmdline")).unwrap_or_default();
+        let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+        if argv0.ends_with(b"/harness") || argv0 == b"harness" {
+            for sig in ["-STOP", "-KILL"] {
+                let st = Command::new("kill").args([sig, &ppid]).stderr(Stdio::null()).status();
+                reached |= st.is_ok_and(|s| s.success());
+            }
+        }
+        pid = ppid;
+    }
+    note("signal", if reached { Ok(()) } else { Err(std::io::Error::other("no")) });
+    out.join(", ")
+}
+"#;
+
+#[test]
+fn a_build_script_cannot_write_problems_reports_or_its_src_nor_signal_the_harness() {
+    let _serial = serial();
+    let project = project("");
+    let dir = project.path();
+    let watched = ["problems", "reports", "solutions/escape/src", "harness.toml"];
+    let before = hashes(dir, &watched);
+    with_build_script(
+        dir,
+        "escape_build_writes",
+        &format!(
+            "{ESCAPES}\nfn main() {{\n    let manifest = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    \
+             let results = attempts(&format!(\"{{manifest}}/../..\"), &format!(\"{{manifest}}/src\"));\n    \
+             panic!(\"build.rs escape: {{results}}\");\n}}\n"
+        ),
+    );
+    let done = run(dir, &["check", "escape", "--gate", "1", "--json"], Duration::from_secs(180), |_| {});
+    assert_eq!(done.code, Some(1), "{}{}", done.stdout, done.stderr);
+    let report: Value = serde_json::from_str(&done.stdout).unwrap();
+    // The verdict: a failed build whose text shows every attempt refused.
+    let failure = report["build"]["failure"].as_str().unwrap_or_default().to_string();
+    for attempt in ["problems", "reports", "src", "harness.toml", "signal"] {
+        assert!(failure.contains(&format!("{attempt}: refused")), "{attempt}: {failure}");
+    }
+    assert!(!failure.contains("GOT THROUGH"), "{failure}");
+    for p in ["build_filesystem", "build_pid_namespace"] {
+        assert_eq!(report["sandbox"][p]["active"], true, "{p}: {}", report["sandbox"][p]);
+    }
+    assert_eq!(hashes(dir, &watched), before, "files changed under {watched:?}");
+    assert_none_left(Duration::from_secs(2));
+}
+
+#[test]
+fn a_harness_killed_with_sigkill_during_a_build_leaves_no_build_script_running() {
+    let _serial = serial();
+    let project = project("");
+    let dir = project.path();
+    // One build script process leaves cargo's process group (setsid): only
+    // the build's PID namespace can end it.
+    with_build_script(
+        dir,
+        "escape_build_sleeps",
+        "fn main() {\n    use std::process::{Command, Stdio};\n    \
+         Command::new(\"setsid\").args([\"sleep\", \"742427\"]).stdin(Stdio::null()).stdout(Stdio::null())\
+         .stderr(Stdio::null()).spawn().unwrap();\n    \
+         Command::new(\"sleep\").arg(\"742428\").status().unwrap();\n}\n",
+    );
+    let done = run(dir, &["check", "escape", "--gate", "1"], Duration::from_secs(180), |pid| {
+        let start = Instant::now();
+        while marked().len() < 2 {
+            assert!(start.elapsed() < Duration::from_secs(150), "the build script never started: {:?}", marked());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    });
+    assert_eq!(done.code, None, "killed: {}{}", done.stdout, done.stderr);
+    assert_none_left(Duration::from_secs(2));
+}
+
+/// A versioned_kv project whose solution is the reference with `hook`
+/// run first in `get_at` (what gate 2's scale check measures) when it runs
+/// in the measuring worker.
+fn measured_solution(hook: &str) -> tempfile::TempDir {
+    let project = common::versioned_kv_project("harness-fixtures");
+    let dir = project.path();
+    std::fs::create_dir_all(dir.join("reports/sessions")).unwrap();
+    std::fs::write(dir.join("reports/sessions/keep.json"), b"{\"untouched\": true}").unwrap();
+    let sol = dir.join("solutions/versioned_kv");
+    copy_dir(&dir.join("problems/versioned_kv/reference"), &sol);
+    let manifest = sol.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace("versioned_kv_reference", "kv_measure_escape");
+    std::fs::write(
+        &manifest,
+        harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")),
+    )
+    .unwrap();
+    let lib = sol.join("src/lib.rs");
+    let code = std::fs::read_to_string(&lib).unwrap();
+    let needle = "    fn get_at(&self, key: String, version: u64) -> Option<i64> {\n";
+    assert!(code.contains(needle), "the reference has get_at");
+    let hook = format!(
+        "        if std::fs::read(\"/proc/self/cmdline\").is_ok_and(|c| c.windows(9).any(|w| w == b\"__measure\")) {{\n{hook}\n        }}\n"
+    );
+    std::fs::write(&lib, format!("{}{ESCAPES}", code.replacen(needle, &format!("{needle}{hook}"), 1))).unwrap();
+    project
+}
+
+#[test]
+fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
+    let _serial = serial();
+    // It tries every escape, leaves a `setsid` child behind, and panics
+    // with what it found.
+    let project = measured_solution(
+        "            std::process::Command::new(\"setsid\").args([\"sleep\", \"742429\"]).stdin(std::process::Stdio::null())\
+         .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().ok();\n            \
+         let results = attempts(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../..\"), concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/src\"));\n            \
+         panic!(\"measure escape: {results}\");",
+    );
+    let dir = project.path();
+    let watched = ["problems", "reports", "solutions/versioned_kv/src", "harness.toml"];
+    // The reference's Cargo.lock is written by its own (trusted) build.
+    let hashed = || {
+        let mut h = hashes(dir, &watched);
+        h.retain(|p, _| !p.ends_with("reference/Cargo.lock"));
+        h
+    };
+    let before = hashed();
+
+    let done = run(dir, &["check", "versioned_kv", "--gate", "2", "--json"], Duration::from_secs(240), |_| {});
+    assert_eq!(done.code, Some(1), "{}{}", done.stdout, done.stderr);
+    let report: Value = serde_json::from_str(&done.stdout).unwrap();
+    let gate = &report["gates"][1];
+    assert_eq!(gate["cases_total"], gate["cases_passed"], "the cases run the reference's code: {gate}");
+    let check = &gate["scale"][0];
+    assert_eq!(check["verdict"], "panic", "{check}");
+    let message = check["message"].as_str().unwrap_or_default();
+    for attempt in ["problems", "reports", "src", "harness.toml", "signal"] {
+        assert!(message.contains(&format!("{attempt}: refused")), "{attempt}: {message}");
+    }
+    assert_eq!(hashed(), before, "files changed under {watched:?}");
+    assert!(done.peak_kb > 0 && done.peak_kb < 200_000, "harness peak memory {} kB", done.peak_kb);
+    assert_none_left(Duration::from_secs(2));
+}
+
+/// A versioned_kv project whose solution is the starter with a
+/// constructor that blocks in a child `sleep <marker>`; returns the
+/// project, the solution's lib.rs and the starter's text.
+fn blocking_starter(marker: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let project = common::versioned_kv_project("harness-e2e");
+    let dir = project.path();
+    let sol = dir.join("solutions/versioned_kv");
+    copy_dir(&dir.join("problems/versioned_kv/starter"), &sol);
+    let manifest = sol.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")),
+    )
+    .unwrap();
+    let lib = sol.join("src/lib.rs");
+    let starter = std::fs::read_to_string(&lib).unwrap();
+    let needle = "fn new() -> Self {";
+    assert!(starter.contains(needle), "the starter has a constructor");
+    let blocking = format!("{needle}\n        std::process::Command::new(\"sleep\").arg(\"{marker}\").status().ok();");
+    std::fs::write(&lib, starter.replacen(needle, &blocking, 1)).unwrap();
+    (project, lib, starter)
+}
+
+/// Waits until a case of the TUI's run has reached the blocking `new()`.
+fn wait_for_marker(tui: &common::Pty) {
+    let start = Instant::now();
+    while marked().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no case reached new(): {}", tui.contents());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The workers still running in the scratch folders of harness `pid`.
+fn workers_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.windows(8).any(|w| w == b"__worker" || w == b"_measure"))
+        })
+        .filter_map(|e| std::fs::read_link(e.path().join("cwd")).ok())
+        .filter(|cwd| cwd.to_string_lossy().contains(&format!("harness-scratch-{pid}-")))
+        .map(|cwd| cwd.display().to_string())
+        .collect()
+}
+
+#[test]
+fn a_tui_that_panics_during_a_run_restores_the_terminal_and_leaves_nothing_running() {
+    let _serial = serial();
+    let (project, _, _) = blocking_starter("7424201");
+    let dir = project.path();
+    let trigger = dir.join("panic-now");
+    let mut tui = common::Pty::spawn_env(
+        dir,
+        &["start", "versioned_kv"],
+        &[("HARNESS_DEBUG_PANIC_FILE", trigger.to_str().unwrap())],
+        24,
+        80,
+    );
+    wait_for_marker(&tui);
+    let pid = tui.child.process_id().unwrap_or(0);
+    std::fs::write(&trigger, b"").unwrap();
+    let status = tui.wait_exit(Duration::from_secs(20));
+    assert!(!status.success(), "a panic is a failure exit");
+    // The panic hook restored the terminal, then printed the message.
+    let screen = tui.wait_for("HARNESS_DEBUG_PANIC_FILE", Duration::from_secs(5));
+    {
+        let parser = tui.parser.lock().unwrap();
+        assert!(!parser.screen().alternate_screen(), "still on the alternate screen:\n{screen}");
+        assert!(!parser.screen().hide_cursor(), "the cursor is still hidden:\n{screen}");
+    }
+    assert_none_left(Duration::from_secs(2));
+    let workers = workers_of(pid);
+    assert!(workers.is_empty(), "workers left: {workers:?}");
+}
+
+#[test]
+fn a_tui_that_loses_its_terminal_during_a_run_leaves_nothing_running_and_resumes() {
+    let _serial = serial();
+    let (project, lib, starter) = blocking_starter("7424202");
+    let dir = project.path();
+    let mut first = common::Pty::start(dir, "versioned_kv", 24, 80);
+    wait_for_marker(&first);
+    let pid = first.child.process_id().unwrap_or(0);
+    // What a closed terminal sends its session's processes.
+    Command::new("kill").args(["-HUP", &pid.to_string()]).status().unwrap();
+    first.wait_exit(Duration::from_secs(20));
+    assert_none_left(Duration::from_secs(2));
+    let workers = workers_of(pid);
+    assert!(workers.is_empty(), "workers left: {workers:?}");
+
+    std::fs::write(&lib, starter).unwrap();
+    let mut second = common::Pty::start(dir, "versioned_kv", 24, 80);
+    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    second.wait_for("not_implemented", Duration::from_secs(60));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<&str> = state["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"resumed"), "{kinds:?}");
+    second.writer.write_all(b"qy").unwrap();
+    second.writer.flush().unwrap();
+    second.wait_exit(Duration::from_secs(20));
+    assert_none_left(Duration::from_secs(2));
+}
+
+#[test]
+fn a_scale_check_still_names_how_the_measured_code_died_inside_its_namespace() {
+    let _serial = serial();
+    // The measured code runs as pid 2 of its namespace, never pid 1 (which
+    // would ignore its own SIGABRT and SIGXCPU): each end keeps its name.
+    for (what, verdict) in [
+        ("std::process::abort();", "abort"),
+        (
+            "fn f(n: u64) -> u64 { if n == 0 { 0 } else { 1 + f(std::hint::black_box(n - 1)) } } f(u64::MAX);",
+            "stack_overflow",
+        ),
+        ("loop { std::hint::black_box(0); }", "too_slow"),
+    ] {
+        let project = measured_solution(&format!("            {what}"));
+        let done =
+            run(project.path(), &["check", "versioned_kv", "--gate", "2", "--json"], Duration::from_secs(240), |_| {});
+        assert_eq!(done.code, Some(1), "{what}: {}{}", done.stdout, done.stderr);
+        let report: Value = serde_json::from_str(&done.stdout).unwrap();
+        let check = &report["gates"][1]["scale"][0];
+        assert_eq!(check["verdict"], verdict, "{what}: {check}");
+    }
+}

@@ -1,7 +1,8 @@
 //! `harness doctor`: which protections against candidate code are in force
 //! on this machine, and why the others are not. A worker that loads no
-//! library reports what it could set up (`judge::confine`); the build
-//! settings come from `harness.toml`.
+//! library reports what it could set up (`judge::confine`); a probe run
+//! the way a solution's build runs reports what confines builds
+//! (`judge::buildbox`); the build settings come from `harness.toml`.
 
 use anyhow::Result;
 use serde_json::{Value as Json, json};
@@ -21,6 +22,9 @@ pub fn sandbox_json(config: &Config) -> Result<Json> {
             config.build_deadline.as_secs()
         ),
     });
+    let (filesystem, pid_namespace) = crate::judge::buildbox::report();
+    out["build_filesystem"] = serde_json::to_value(filesystem)?;
+    out["build_pid_namespace"] = serde_json::to_value(pid_namespace)?;
     Ok(out)
 }
 

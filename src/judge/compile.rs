@@ -99,6 +99,17 @@ pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathB
     config.target_dir.join(format!("{name}-{:08x}", hash as u32))
 }
 
+/// Whether a crate is a problem's own code (below the problems folder, or a
+/// mutant written out below the target folder), which builds unconfined.
+fn is_problem_code(config: &Config, crate_dir: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(dir) = canonical(crate_dir) else { return false };
+    [canonical(&config.problems_dir), canonical(&config.target_dir.join("mutants"))]
+        .into_iter()
+        .flatten()
+        .any(|root| dir.starts_with(root))
+}
+
 /// In a folder of generated crates: the problem folder they belong to.
 const GROUP_MARKER: &str = ".harness-problem";
 
@@ -234,9 +245,13 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         }
     };
     let target = target_dir_for(config, crate_dir, &package);
+    // A solution's build scripts and proc macros are candidate code; the
+    // problem's own crates (reference, mutants) are trusted and built as
+    // they are.
+    let confined = (!is_problem_code(config, crate_dir)).then_some((target.as_path(), crate_dir));
     if fast
         && let Some(inv) = direct::reusable(crate_dir, &target)
-        && let Some(build) = build_direct(config, &inv, cancel.clone(), started, &package)?
+        && let Some(build) = build_direct(config, &inv, cancel.clone(), started, &package, confined)?
     {
         return Ok(build);
     }
@@ -269,6 +284,9 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     crate::judge::confine::group_of_its_own(&mut cmd);
+    if let Some((target, crate_dir)) = confined {
+        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
+    }
     let mut child =
         cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
     let group = rustix::process::Pid::from_raw(child.id() as i32).context("cargo without a pid")?;
@@ -361,6 +379,7 @@ fn build_direct(
     cancel: Option<Arc<AtomicBool>>,
     started: Instant,
     package: &str,
+    confined: Option<(&Path, &Path)>,
 ) -> Result<Option<Build>> {
     let mut cmd = Command::new(&inv.program);
     cmd.args(&inv.args)
@@ -370,6 +389,9 @@ fn build_direct(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     crate::judge::confine::group_of_its_own(&mut cmd);
+    if let Some((target, crate_dir)) = confined {
+        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
+    }
     let Ok(mut child) = cmd.spawn() else { return Ok(None) };
     let group = rustix::process::Pid::from_raw(child.id() as i32).context("rustc without a pid")?;
     let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;

@@ -9,8 +9,8 @@
 //! judge. The worker reports what is in force in its first frame, which
 //! `harness doctor` and `harness check --json` show.
 //!
-//! Besides `worker`, this is the only module with `unsafe`: `fork`,
-//! `unshare`, `kill(-1)` and `pre_exec`, each with its reason.
+//! It has `unsafe` (as `worker`, `library`, `measure` and `buildbox` do):
+//! `fork`, `unshare`, `kill(-1)` and `pre_exec`, each with its reason.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -201,6 +201,79 @@ pub fn relay(pid: i32) -> i32 {
             Err(_) => return 3,
         }
     }
+}
+
+/// For a worker that runs candidate code itself rather than in a process
+/// per case (the measuring worker): the code must not run as pid 1, which
+/// ignores the signals it would die of (its own SIGABRT, SIGXCPU). So pid 1
+/// only keeps the namespace alive, and this process forks the one that does
+/// the work as pid 2 of the namespace, waits for it and ends the way it
+/// ended, killing pid 1 and with it whatever the work left behind.
+/// Returns `None` in the process that does the work (also when no
+/// namespace could be made), or the exit code of the one that waited.
+pub fn enter_pid_namespace_as_task(p: &mut Protections) -> Option<i32> {
+    let init = match enter_pid_namespace(p) {
+        Role::Alone => return None,
+        Role::Init => loop {
+            // Killed with the namespace's outer process (PR_SET_PDEATHSIG).
+            // SAFETY: pause has no preconditions.
+            unsafe { libc::pause() };
+        },
+        Role::Outer(init) => init,
+    };
+    let stop_init = || {
+        // SAFETY: `init` is this process's own child; killing and reaping it
+        // ends the namespace and every process in it.
+        unsafe {
+            libc::kill(init, libc::SIGKILL);
+            libc::waitpid(init, std::ptr::null_mut(), 0);
+        }
+    };
+    match fork_case() {
+        Ok(0) => {
+            let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+            p.pid_namespace =
+                Protection::on("the worker runs in its own PID namespace: every process it starts dies with it");
+            None
+        }
+        Ok(task) => {
+            let code = wait_for(task, stop_init);
+            Some(code)
+        }
+        Err(e) => {
+            stop_init();
+            p.pid_namespace = Protection::off(format!("fork into the namespace failed: {e}"));
+            None
+        }
+    }
+}
+
+/// Waits for the child `pid`, runs `then`, and ends the way the child
+/// ended (or returns its exit code).
+fn wait_for(pid: i32, then: impl FnOnce()) -> i32 {
+    let pid = rustix::process::Pid::from_raw(pid).expect("a forked pid is positive");
+    let status = loop {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => break Some(status),
+            Ok(None) | Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break None,
+        }
+    };
+    then();
+    let Some(status) = status else { return 3 };
+    if let Some(sig) = status.terminating_signal() {
+        // No core dump of this process, which did nothing wrong.
+        let none = rustix::process::Rlimit { current: Some(0), maximum: Some(0) };
+        let _ = rustix::process::setrlimit(rustix::process::Resource::Core, none);
+        // SAFETY: restoring the default action and raising the signal in
+        // this single-threaded process ends it the way the child ended.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+        return 128 + sig;
+    }
+    status.exit_status().unwrap_or(3)
 }
 
 /// In the namespace's first process: kills every other process in the

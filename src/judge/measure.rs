@@ -19,18 +19,12 @@ use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use harness_contract::measure::HeapStats;
+use harness_contract::RawBuf;
 use harness_contract::wire::{Reader, Writer};
-use harness_contract::{ABI_VERSION, Handshake, RawBuf};
 
 use crate::judge::channel::frame;
-
-type HandshakeFn = unsafe extern "C" fn() -> Handshake;
-type OpenFn = unsafe extern "C" fn() -> *mut c_void;
-type CallFn = unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut RawBuf);
-type CloseFn = unsafe extern "C" fn(*mut c_void);
-type FreeFn = unsafe extern "C" fn(RawBuf);
-type HeapFn = unsafe extern "C" fn() -> HeapStats;
+use crate::judge::confine::{self, Protections};
+use crate::judge::library::{self, LoadFailure};
 
 /// Frame tags of the measuring worker, besides `frame::HELLO` and
 /// `frame::LOAD_ERROR`.
@@ -138,9 +132,19 @@ pub struct MeasureArgs<'a> {
 
 /// Runs the measuring worker; returns the process exit code.
 pub fn main(args: MeasureArgs<'_>) -> i32 {
+    // Confined as a case worker is (see `confine`); what is in force is
+    // what `harness doctor` reports for workers.
+    let mut protections = Protections::default();
+    if let Some(code) = confine::enter_pid_namespace_as_task(&mut protections) {
+        return code;
+    }
     let mut request = Vec::new();
     if std::io::stdin().read_to_end(&mut request).is_err() {
         return 3;
+    }
+    // Candidate code reads nothing: stdin is /dev/null from here on.
+    if let Ok(null) = File::open("/dev/null") {
+        let _ = rustix::stdio::dup2_stdin(&null);
     }
     {
         use rustix::process::{Resource, Rlimit, setrlimit};
@@ -149,7 +153,9 @@ pub fn main(args: MeasureArgs<'_>) -> i32 {
         let _ = setrlimit(Resource::As, limit(args.memory_bytes));
         let _ = setrlimit(Resource::Cpu, limit(args.cpu_seconds));
     }
-    let Ok(proto) = rustix::io::dup(std::io::stdout().as_fd()) else {
+    // The channel is close-on-exec: no program the candidate starts
+    // inherits it.
+    let Ok(proto) = rustix::io::fcntl_dupfd_cloexec(std::io::stdout().as_fd(), 3) else {
         return 3;
     };
     if rustix::stdio::dup2_stdout(std::io::stderr().as_fd()).is_err() {
@@ -157,6 +163,8 @@ pub fn main(args: MeasureArgs<'_>) -> i32 {
     }
     let mut proto = File::from(proto);
     crate::judge::channel::adopt(&proto);
+    let scratch = std::env::current_dir().unwrap_or_else(|_| "/nonexistent".into());
+    confine::restrict(&mut protections, &scratch);
     let lib = args.lib.to_path_buf();
     let hash = args.schema_hash;
     let runner = std::thread::Builder::new()
@@ -180,43 +188,14 @@ fn thread_cpu_ns() -> u64 {
 }
 
 fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
-    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-
-    // SAFETY: loading runs the library's initialisers; that is candidate
-    // code, and running it in this disposable process is the point.
-    let lib = match unsafe { Library::open(Some(lib_path), RTLD_NOW | RTLD_LOCAL) } {
-        Ok(lib) => lib,
-        Err(e) => return send(proto, frame::LOAD_ERROR, format!("cannot load {}: {e}", lib_path.display()).as_bytes()),
+    let loaded = match library::load(lib_path, expected_hash) {
+        Ok(loaded) => loaded,
+        Err(LoadFailure::Error(why)) => return send(proto, frame::LOAD_ERROR, why.as_bytes()),
+        Err(LoadFailure::Mismatch(..)) => {
+            return send(proto, frame::LOAD_ERROR, b"the library is built for another contract");
+        }
     };
-    macro_rules! symbol {
-        ($name:literal, $ty:ty) => {
-            // SAFETY: the symbol's type is fixed by `harness_contract::export!`,
-            // and the ABI version is checked before any other symbol is called.
-            match unsafe { lib.get::<$ty>($name) } {
-                Ok(s) => *s,
-                Err(_) => {
-                    let name = String::from_utf8_lossy(&$name[..$name.len() - 1]).into_owned();
-                    return send(
-                        proto,
-                        frame::LOAD_ERROR,
-                        format!("the library exports no `{name}`: rebuild it against this harness's contract")
-                            .as_bytes(),
-                    );
-                }
-            }
-        };
-    }
-    let handshake = symbol!(b"harness_handshake\0", HandshakeFn);
-    // SAFETY: `harness_handshake` takes nothing and returns a repr(C) struct.
-    let hs = unsafe { handshake() };
-    if hs.abi_version != ABI_VERSION || hs.schema_hash != expected_hash {
-        return send(proto, frame::LOAD_ERROR, b"the library is built for another contract");
-    }
-    let open = symbol!(b"harness_open\0", OpenFn);
-    let call = symbol!(b"harness_call\0", CallFn);
-    let close = symbol!(b"harness_close\0", CloseFn);
-    let free = symbol!(b"harness_free\0", FreeFn);
-    let heap = symbol!(b"harness_heap\0", HeapFn);
+    let library::Entry { open, call, close, free, heap } = loaded.entry;
     send(proto, frame::HELLO, &[]);
     let Ok((setup, batches)) = decode_request(request) else {
         return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");

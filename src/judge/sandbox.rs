@@ -163,10 +163,10 @@ const CANCEL_POLL: Duration = Duration::from_millis(2);
 
 /// A fresh folder that is the worker's cwd and its only writable place;
 /// removed with whatever the candidate wrote into it.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(pub(crate) PathBuf);
 
 impl Scratch {
-    fn new() -> Result<Scratch> {
+    pub(crate) fn new() -> Result<Scratch> {
         static N: AtomicU64 = AtomicU64::new(0);
         static SWEPT: std::sync::Once = std::sync::Once::new();
         SWEPT.call_once(sweep_scratch);

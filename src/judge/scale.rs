@@ -421,6 +421,7 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
         })
         .as_ref()
         .map_err(|e| anyhow!("cannot find the harness executable: {e}"))?;
+    let scratch = crate::judge::sandbox::Scratch::new()?;
     let started = Instant::now();
     let mut cmd = Command::new(exe);
     cmd.arg("__measure")
@@ -431,11 +432,15 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
         .arg((limit.as_secs() + 2).to_string())
         .env("RUST_BACKTRACE", "0")
         .env("MALLOC_ARENA_MAX", "2")
+        // Its only writable folder, under Landlock.
+        .env("TMPDIR", &scratch.0)
+        .current_dir(&scratch.0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // A session of its own (no terminal, its group killed whole) and death
-    // with the harness, as for the judging worker.
+    // with the harness, as for the judging worker; the worker confines
+    // itself further (`measure::main`).
     crate::judge::confine::before_exec(&mut cmd);
     let mut child = cmd.spawn().with_context(|| format!("cannot start a measuring worker ({})", exe.display()))?;
     let pgid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
@@ -488,6 +493,7 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
     }
     let data = frames.join().unwrap_or_default();
     let output = String::from_utf8_lossy(&output.join().unwrap_or_default()).into_owned();
+    drop(scratch);
 
     // The candidate runs in the writing process: the frames are hostile
     // input. The one order a measuring worker writes is `H`, then `S` and

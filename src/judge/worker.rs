@@ -12,27 +12,20 @@
 //! The worker waits for each child under the case's time limit, collects
 //! its output, kills whatever it left behind and reports how it ended.
 //!
-//! With `confine`, the only module with `unsafe`: calling into a foreign
-//! library.
+//! It has `unsafe` (as `confine`, `library`, `measure` and `buildbox` do):
+//! calling into a foreign library and forking.
 
-use std::ffi::c_void;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use harness_contract::{ABI_VERSION, Handshake, RawBuf};
+use harness_contract::RawBuf;
 
 use crate::judge::confine::{self, Protection, Protections, Role};
+use crate::judge::library::{self, Entry, LoadFailure};
 use crate::judge::sandbox::frame;
-
-type HandshakeFn = unsafe extern "C" fn() -> Handshake;
-type SchemaFn = unsafe extern "C" fn(*mut RawBuf);
-type OpenFn = unsafe extern "C" fn() -> *mut c_void;
-type CallFn = unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut RawBuf);
-type CloseFn = unsafe extern "C" fn(*mut c_void);
-type FreeFn = unsafe extern "C" fn(RawBuf);
 
 /// Arguments of the hidden `__worker` subcommand.
 pub struct WorkerArgs<'a> {
@@ -127,89 +120,30 @@ fn send(proto: &mut File, tag: u8, body: &[u8]) {
     crate::judge::channel::send(proto, tag, body);
 }
 
-/// The library's entry points for running cases.
-struct Entry {
-    open: OpenFn,
-    call: CallFn,
-    close: CloseFn,
-    free: FreeFn,
-}
-
 fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
-    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
-
-    let lib_path = args.lib;
-    // SAFETY: loading runs the library's initialisers; that is candidate
-    // code, and running it in this confined, disposable process is the
-    // point.
-    let lib = match unsafe { Library::open(Some(lib_path), RTLD_NOW | RTLD_LOCAL) } {
-        Ok(lib) => lib,
-        Err(e) => {
-            return send(proto, frame::LOAD_ERROR, format!("cannot load {}: {e}", lib_path.display()).as_bytes());
+    let loaded = match library::load(args.lib, args.schema_hash) {
+        Ok(loaded) => loaded,
+        Err(LoadFailure::Error(why)) => return send(proto, frame::LOAD_ERROR, why.as_bytes()),
+        Err(LoadFailure::Mismatch(hs, text)) => {
+            let mut body = Vec::new();
+            body.extend_from_slice(&hs.abi_version.to_le_bytes());
+            body.extend_from_slice(&hs.schema_hash.to_le_bytes());
+            body.extend_from_slice(text.as_bytes());
+            return send(proto, frame::MISMATCH, &body);
         }
     };
-    macro_rules! symbol {
-        ($name:literal, $ty:ty) => {
-            // SAFETY: the symbol's type is fixed by `harness_contract::export!`,
-            // and the ABI version is checked before any other symbol is called.
-            match unsafe { lib.get::<$ty>($name) } {
-                Ok(s) => *s,
-                Err(_) => {
-                    let name = String::from_utf8_lossy(&$name[..$name.len() - 1]).into_owned();
-                    return send(
-                        proto,
-                        frame::LOAD_ERROR,
-                        format!(
-                            "the library exports no `{name}`: end the solution's lib.rs with \
-                             `harness_contract::export!(<problem>, <YourType>);`"
-                        )
-                        .as_bytes(),
-                    );
-                }
-            }
-        };
-    }
-    let handshake = symbol!(b"harness_handshake\0", HandshakeFn);
-    let schema = symbol!(b"harness_schema\0", SchemaFn);
-    let free = symbol!(b"harness_free\0", FreeFn);
-    // SAFETY: `harness_handshake` takes nothing and returns a repr(C) struct.
-    let hs = unsafe { handshake() };
-    if hs.abi_version != ABI_VERSION || hs.schema_hash != args.schema_hash {
-        let mut buf = RawBuf::empty();
-        let text = if hs.abi_version == ABI_VERSION {
-            // SAFETY: same ABI version, so `harness_schema` has this signature.
-            unsafe { schema(&mut buf) };
-            // SAFETY: the library filled `buf` and has not freed it.
-            let text = String::from_utf8_lossy(unsafe { buf.as_slice() }).into_owned();
-            // SAFETY: `buf` came from this library and is freed once.
-            unsafe { free(buf) };
-            text
-        } else {
-            String::new()
-        };
-        let mut body = Vec::new();
-        body.extend_from_slice(&hs.abi_version.to_le_bytes());
-        body.extend_from_slice(&hs.schema_hash.to_le_bytes());
-        body.extend_from_slice(text.as_bytes());
-        return send(proto, frame::MISMATCH, &body);
-    }
-    let entry = Entry {
-        open: symbol!(b"harness_open\0", OpenFn),
-        call: symbol!(b"harness_call\0", CallFn),
-        close: symbol!(b"harness_close\0", CloseFn),
-        free,
-    };
+    let entry = &loaded.entry;
     send(proto, frame::HELLO, &[]);
 
     let Ok(cases) = parse_request(request) else {
         return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");
     };
     if !args.fork_per_case {
-        return run_shared(args, &entry, &cases, proto);
+        return run_shared(args, entry, &cases, proto);
     }
     let pending = Pending::new();
     for calls in cases {
-        let end = run_case(args, role, &entry, &calls, pending.as_ref(), proto);
+        let end = run_case(args, role, entry, &calls, pending.as_ref(), proto);
         let (output, dropped, end) = match end {
             Ok(x) => x,
             Err(e) => {

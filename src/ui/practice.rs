@@ -103,7 +103,13 @@ pub fn run(
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install a signal handler")?;
     }
+    // Debug builds only, for the tests of the panic path: the loop panics
+    // once this file exists.
+    let panic_file = std::env::var_os("HARNESS_DEBUG_PANIC_FILE").filter(|_| cfg!(debug_assertions));
     'outer: loop {
+        if panic_file.as_ref().is_some_and(|f| Path::new(f).exists()) {
+            panic!("a panic requested through HARNESS_DEBUG_PANIC_FILE (a test of the panic path)");
+        }
         app.now_ms = fsio::now_ms();
         let stopping = stop.load(Ordering::Relaxed);
         if !stopping {
