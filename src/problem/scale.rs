@@ -265,7 +265,11 @@ enum Expr {
     /// `[a, b, …]`: a list of expressions.
     List(Vec<Expr>),
     /// `list(count as var, element)`: `element` once per index.
-    Gen { count: Box<Expr>, var: String, element: Box<Expr> },
+    Gen {
+        count: Box<Expr>,
+        var: String,
+        element: Box<Expr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
