@@ -202,6 +202,15 @@ fn malformed_problem_toml_gets_a_positioned_error() {
     let err = text(&out);
     assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
     assert!(err.contains("`j` is not defined here"), "{err}");
+    // A list of a length whose index takes a reserved name: line and column.
+    let bad = text_in.replacen("repeat n { put(\"hot\", i) }", "repeat n { put(list(2 as n, \"k\"), i) }", 1);
+    std::fs::write(&file, &bad).unwrap();
+    let (line, source) = bad.lines().enumerate().find(|(_, l)| l.contains("list(2 as n")).unwrap();
+    let column = source.find("as n").unwrap() + 4;
+    let out = harness(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out);
+    assert!(err.contains(&format!("problem.toml:{}:{column}: `n` is reserved", line + 1)), "{err}");
     let bad = text_in.replacen("sizes = [250, 1000, 4000, 16000]", "sizes = [1000, 4000]", 1);
     std::fs::write(&file, &bad).unwrap();
     let out = harness(dir.path(), &["list"]);

@@ -21,8 +21,10 @@
 //! Arguments are expressions: integers, `n`, loop variables (`i` unless
 //! named with `as`), `rep` (which batch of a measure script this is, from
 //! 0), `rand(lo, hi)`, `+ - * / %` with parentheses, strings
-//! with `{expr}` interpolation, and any case-script literal (`None`,
-//! `true`, `[1, 2]`).
+//! with `{expr}` interpolation, lists of expressions (`["k{i}", "x"]`),
+//! lists of a length (`list(n, "t{i}")`, `list(2 * n as j, j % 7)`: the
+//! element expression once per index, `i` unless named with `as`), and any
+//! case-script literal (`None`, `true`, `1.5`).
 
 use std::fmt;
 
@@ -37,6 +39,9 @@ use crate::problem::ty::parse_literal;
 /// The most operations one expanded script may have: a guard against a
 /// nested repeat that would take minutes to run.
 pub const MAX_CALLS: usize = 400_000;
+/// The most list elements `list(count, …)` may build in one expansion: the
+/// same guard for a state built inside arguments.
+pub const MAX_ELEMENTS: u64 = 4_000_000;
 
 /// What is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -257,6 +262,14 @@ enum Expr {
     Neg(Box<Expr>),
     Bin(char, Box<Expr>, Box<Expr>),
     Str(Vec<Part>),
+    /// `[a, b, …]`: a list of expressions.
+    List(Vec<Expr>),
+    /// `list(count as var, element)`: `element` once per index.
+    Gen {
+        count: Box<Expr>,
+        var: String,
+        element: Box<Expr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -299,8 +312,12 @@ impl Script {
     /// the batches from 0: a warm-up, then the timed ones), so that times
     /// can keep moving forward from one batch to the next.
     pub fn expand_batch(&self, n: u64, rep: u64, seed: u64, sig: &Signature) -> Result<Vec<Call>, (usize, String)> {
-        let mut env =
-            Env { n, vars: vec![("rep".to_string(), rep as i128)], rng: Rng::new(seed ^ n.wrapping_mul(0x9e37_79b9)) };
+        let mut env = Env {
+            n,
+            vars: vec![("rep".to_string(), rep as i128)],
+            rng: Rng::new(seed ^ n.wrapping_mul(0x9e37_79b9)),
+            elements: 0,
+        };
         let mut out = Vec::new();
         run(&self.stmts, &mut env, sig, &mut out)?;
         Ok(out)
@@ -321,6 +338,8 @@ struct Env {
     n: u64,
     vars: Vec<(String, i128)>,
     rng: Rng,
+    /// Elements built by `list(count, …)` so far, against [`MAX_ELEMENTS`].
+    elements: u64,
 }
 
 fn run(stmts: &[Stmt], env: &mut Env, sig: &Signature, out: &mut Vec<Call>) -> Result<(), (usize, String)> {
@@ -408,6 +427,25 @@ fn eval(e: &Expr, env: &mut Env) -> Result<Value, String> {
                 }
             }
             Value::Str(s)
+        }
+        Expr::List(items) => Value::List(items.iter().map(|e| eval(e, env)).collect::<Result<_, _>>()?),
+        Expr::Gen { count, var, element } => {
+            let count = match eval(count, env)? {
+                Value::Int(c) if c >= 0 => c,
+                other => return Err(format!("list needs a length of 0 or more, got {other}")),
+            };
+            env.elements = env.elements.saturating_add(u64::try_from(count).unwrap_or(u64::MAX));
+            if env.elements > MAX_ELEMENTS {
+                return Err(format!("the script builds lists of more than {MAX_ELEMENTS} elements in all"));
+            }
+            let mut items = Vec::with_capacity(count as usize);
+            for i in 0..count {
+                env.vars.push((var.clone(), i));
+                let v = eval(element, env);
+                env.vars.pop();
+                items.push(v?);
+            }
+            Value::List(items)
         }
     })
 }
@@ -502,12 +540,7 @@ impl<'a> Parser<'a> {
             let mut var = "i".to_string();
             let save = self.pos;
             if self.ident() == Some("as") {
-                self.skip_inline();
-                let v_at = self.pos;
-                var = self.ident().ok_or((v_at, "expected a name after `as`".to_string()))?.to_string();
-                if var == "n" || var == "rand" || var == "rep" {
-                    return Err((v_at, format!("`{var}` is reserved; choose another name")));
-                }
+                var = self.loop_var()?;
             } else {
                 self.pos = save;
             }
@@ -554,6 +587,62 @@ impl<'a> Parser<'a> {
             ));
         }
         Ok(Stmt::Call { at, op, args })
+    }
+
+    /// The name after `as`: not one the language already gives a meaning.
+    fn loop_var(&mut self) -> Result<String, (usize, String)> {
+        self.skip_inline();
+        let at = self.pos;
+        let var = self.ident().ok_or((at, "expected a name after `as`".to_string()))?;
+        if matches!(var, "n" | "rand" | "rep" | "list") {
+            return Err((at, format!("`{var}` is reserved; choose another name")));
+        }
+        Ok(var.to_string())
+    }
+
+    /// After `list`: `(count [as var], element)`.
+    fn generator(&mut self) -> Result<Expr, (usize, String)> {
+        self.expect('(', "after `list`: `list(count, element)`")?;
+        let count = self.expr()?;
+        self.skip_inline();
+        let mut var = "i".to_string();
+        let save = self.pos;
+        if self.ident() == Some("as") {
+            var = self.loop_var()?;
+        } else {
+            self.pos = save;
+        }
+        self.expect(',', "after the list's length: `list(count, element)`")?;
+        self.vars.push(var.clone());
+        let element = self.expr();
+        self.vars.pop();
+        let element = element?;
+        self.expect(')', "to close `list(`")?;
+        Ok(Expr::Gen { count: Box::new(count), var, element: Box::new(element) })
+    }
+
+    /// After `[`: expressions separated by commas, then `]`.
+    fn list(&mut self) -> Result<Expr, (usize, String)> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut items = Vec::new();
+        loop {
+            self.skip_inline();
+            if self.rest().starts_with(']') {
+                self.pos += 1;
+                return Ok(Expr::List(items));
+            }
+            if self.rest().is_empty() || self.rest().starts_with('\n') {
+                return Err((start, "expected `]` to close the list".into()));
+            }
+            items.push(self.expr()?);
+            self.skip_inline();
+            if self.rest().starts_with(',') {
+                self.pos += 1;
+            } else if !self.rest().starts_with(']') {
+                return Err((self.pos, "expected `,` or `]` in the list".into()));
+            }
+        }
     }
 
     fn expr(&mut self) -> Result<Expr, (usize, String)> {
@@ -607,6 +696,9 @@ impl<'a> Parser<'a> {
         if r.starts_with('"') {
             return self.string();
         }
+        if r.starts_with('[') {
+            return self.list();
+        }
         if r.starts_with(|c: char| c.is_alphabetic() || c == '_') {
             let save = self.pos;
             let word = self.ident().unwrap_or("");
@@ -617,6 +709,9 @@ impl<'a> Parser<'a> {
                 let hi = self.expr()?;
                 self.expect(')', "to close `rand(`")?;
                 return Ok(Expr::Rand(Box::new(lo), Box::new(hi)));
+            }
+            if word == "list" {
+                return self.generator();
             }
             if self.vars.iter().any(|v| v == word) {
                 return Ok(Expr::Var(word.to_string()));
@@ -735,6 +830,74 @@ mod tests {
         assert!(e.1.contains("argument `value`"), "{}", e.1);
         let s = parse("new(1)\nput(\"a\", rand(5, 5))", &sig()).unwrap();
         assert!(s.expand(4, 1, &sig()).unwrap_err().1.contains("empty"));
+    }
+
+    fn list_sig() -> Signature {
+        Signature::parse_for_tests(
+            &[("baseline", "list<str>"), ("lookahead", "usize")],
+            &[("feed", "tokens: list<str>", "list<str>"), ("weights", "w: list<i64>", "unit")],
+            &[],
+        )
+    }
+
+    #[test]
+    fn lists_of_expressions_and_lists_of_a_length() {
+        let sig = list_sig();
+        let s = parse(
+            "new(list(n + 1, \"b{i % 2}\"), 2)\nrepeat 2 { feed([\"t{i}\", \"x\"]) }\nweights(list(3 as j, j * n))\nweights([])",
+            &sig,
+        )
+        .unwrap();
+        assert_eq!(
+            texts(&s.expand(3, 1, &sig).unwrap()),
+            [
+                "new([\"b0\", \"b1\", \"b0\", \"b1\"], 2)",
+                "feed([\"t0\", \"x\"])",
+                "feed([\"t1\", \"x\"])",
+                "weights([0, 3, 6])",
+                "weights([])",
+            ]
+        );
+        // The element sees the enclosing loop's variable and its own.
+        let s = parse("new([], 0)\nrepeat 2 as r { feed(list(r + 1, \"{r}.{i}\")) }", &sig).unwrap();
+        assert_eq!(texts(&s.expand(1, 1, &sig).unwrap())[1..], ["feed([\"0.0\"])", "feed([\"1.0\", \"1.1\"])"]);
+        // Seeded values inside a list are the same on every expansion.
+        let s = parse("new(list(50, \"{rand(0, 9)}\"), 1)", &sig).unwrap();
+        assert_eq!(s.expand(8, 3, &sig).unwrap(), s.expand(8, 3, &sig).unwrap());
+    }
+
+    #[test]
+    fn list_misuse_is_reported_where_it_is() {
+        let sig = list_sig();
+        // The loop variable of a list lives inside the list only.
+        let e = parse("new(list(3, \"b{i}\"), i)", &sig).unwrap_err();
+        assert_eq!(e.0, 21);
+        assert!(e.1.contains("`i` is not defined"), "{}", e.1);
+        let e = parse("new(list(3 as n, \"b\"), 1)", &sig).unwrap_err();
+        assert_eq!(e.0, 14);
+        assert!(e.1.contains("reserved"), "{}", e.1);
+        let e = parse("new(list(3 \"b\"), 1)", &sig).unwrap_err();
+        assert_eq!(e.0, 11);
+        assert!(e.1.contains("list(count, element)"), "{}", e.1);
+        let e = parse("new([\"a\" \"b\"], 1)", &sig).unwrap_err();
+        assert_eq!(e.0, 9);
+        assert!(e.1.contains("`,` or `]`"), "{}", e.1);
+        let e = parse("new([\"a\", 1)", &sig).unwrap_err();
+        assert!(e.1.contains("`,` or `]`"), "{}", e.1);
+        let e = parse("new([\"a\",\n\"b\"], 1)", &sig).unwrap_err();
+        assert_eq!(e.0, 4);
+        assert!(e.1.contains("close the list"), "{}", e.1);
+        // Evaluation errors point at the argument.
+        let s = parse("new([], 0)\nfeed(list(n - 9, \"t\"))", &sig).unwrap();
+        let e = s.expand(4, 1, &sig).unwrap_err();
+        assert_eq!(e.0, 16);
+        assert!(e.1.contains("length of 0 or more, got -5"), "{}", e.1);
+        let s = parse("new([], 0)\nfeed(list(3, i))", &sig).unwrap();
+        let e = s.expand(4, 1, &sig).unwrap_err();
+        assert!(e.1.contains("argument `tokens`"), "{}", e.1);
+        let s = parse("new([], 0)\nfeed(list(4000001, \"t\"))", &sig).unwrap();
+        let e = s.expand(4, 1, &sig).unwrap_err();
+        assert!(e.1.contains("more than 4000000 elements"), "{}", e.1);
     }
 
     #[test]
