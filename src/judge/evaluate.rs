@@ -199,6 +199,7 @@ impl Judge {
         };
         let started = std::time::Instant::now();
         let target = self.target(&lib);
+        trace::mark("judge-start");
         // The suite is sorted by gate: gates 1..=upto are a prefix of it.
         let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
         // Every worker checks the handshake before it runs a case, so the
