@@ -429,7 +429,10 @@ fn build_direct(
             let lib = private_copy(config, &path, package)?;
             Ok(Some(Build { lib: Some(lib), diagnostics, failure: None, duration, direct: true }))
         }
-        (false, _) if errors => {
+        // An error about a dependency's build, not the candidate's code
+        // (the toolchain was updated, a dependency rebuilt meanwhile): only
+        // cargo can put that right.
+        (false, _) if errors && !diagnostics.iter().any(|d| direct::about_dependencies(&d.message)) => {
             let failure = diagnostics
                 .iter()
                 .any(|d| d.level == "error" && d.message.contains("global allocator"))

@@ -168,6 +168,14 @@ fn shell_words(s: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
+/// Whether a rustc error is about the dependencies' builds rather than the
+/// crate's code: a crate missing, or built by another rustc.
+pub fn about_dependencies(message: &str) -> bool {
+    ["can't find crate", "compiled by an incompatible version of rustc", "found possibly newer version of crate"]
+        .iter()
+        .any(|m| message.contains(m))
+}
+
 /// What rustc's JSON stream (on stderr) says: a diagnostic, or that an
 /// artifact was written.
 pub enum Line {
@@ -232,6 +240,13 @@ mod tests {
         assert_eq!(extern_files(&inv.args).collect::<Vec<_>>(), ["/t/deps/libharness_contract-1.rlib"]);
         // Only the contract compiled (the crate was fresh): nothing to reuse.
         assert!(find(&out.replace("CARGO_PRIMARY_PACKAGE=1 ", ""), Path::new("/nonexistent")).is_none());
+    }
+
+    #[test]
+    fn errors_about_the_dependencies_builds_are_told_from_the_candidates() {
+        assert!(about_dependencies("found crate `harness_contract` compiled by an incompatible version of rustc"));
+        assert!(about_dependencies("can't find crate for `harness_contract`"));
+        assert!(!about_dependencies("cannot find value `versoin` in this scope"));
     }
 
     #[test]
