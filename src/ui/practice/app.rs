@@ -383,17 +383,14 @@ impl App {
     /// A run whose every gate's outcome is known: the verdict, the gate
     /// passes and regressions it makes, then what was waiting for it.
     fn finished(&mut self, eval: Evaluation, sources: Vec<SourceFile>) -> Vec<Effect> {
-        let mut fx = Vec::new();
-        {
-            self.runner = Runner::Idle;
-            self.error = None;
-            fx.extend(self.on_evaluation(eval, sources));
-            if self.time_up_pending && self.session.is_running() {
-                fx.extend(self.freeze());
-            } else if self.rerun_queued {
-                self.rerun_queued = false;
-                fx.extend(self.request_run());
-            }
+        self.runner = Runner::Idle;
+        self.error = None;
+        let mut fx = self.on_evaluation(eval, sources);
+        if self.time_up_pending && self.session.is_running() {
+            fx.extend(self.freeze());
+        } else if self.rerun_queued {
+            self.rerun_queued = false;
+            fx.extend(self.request_run());
         }
         fx
     }
