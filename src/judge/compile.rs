@@ -283,23 +283,9 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    crate::judge::confine::group_of_its_own(&mut cmd);
-    if let Some((target, crate_dir)) = confined {
-        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
-    }
-    let mut child =
-        cmd.spawn().context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
-    let group = rustix::process::Pid::from_raw(child.id() as i32).context("cargo without a pid")?;
-    let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;
-    let mut stderr = child.stderr.take().expect("piped");
-    let stderr_reader = std::thread::Builder::new()
-        .name("cargo-stderr".into())
-        .spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            s
-        })
-        .context("cannot start a thread")?;
+    let (mut child, watch) = start(cmd, confined, config, started, cancel)
+        .context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
+    let stderr_reader = read_all(child.stderr.take().expect("piped"), "cargo-stderr")?;
 
     let mut diagnostics = Vec::new();
     let mut artifact: Option<PathBuf> = None;
@@ -388,22 +374,8 @@ fn build_direct(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    crate::judge::confine::group_of_its_own(&mut cmd);
-    if let Some((target, crate_dir)) = confined {
-        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
-    }
-    let Ok(mut child) = cmd.spawn() else { return Ok(None) };
-    let group = rustix::process::Pid::from_raw(child.id() as i32).context("rustc without a pid")?;
-    let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let stdout_reader = std::thread::Builder::new()
-        .name("rustc-stdout".into())
-        .spawn(move || {
-            let mut s = String::new();
-            let _ = stdout.read_to_string(&mut s);
-            s
-        })
-        .context("cannot start a thread")?;
+    let Ok((mut child, watch)) = start(cmd, confined, config, started, cancel) else { return Ok(None) };
+    let stdout_reader = read_all(child.stdout.take().expect("piped"), "rustc-stdout")?;
     let (mut diagnostics, mut artifact) = (Vec::new(), None);
     for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
         let Ok(line) = line else { break };
@@ -444,6 +416,38 @@ fn build_direct(
             Ok(None)
         }
     }
+}
+
+/// Starts a build command in a process group of its own (confined when
+/// `confined` names its target and crate), watched for the deadline and
+/// for `cancel`.
+fn start(
+    mut cmd: Command,
+    confined: Option<(&Path, &Path)>,
+    config: &Config,
+    started: Instant,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Result<(std::process::Child, Watchdog)> {
+    crate::judge::confine::group_of_its_own(&mut cmd);
+    if let Some((target, crate_dir)) = confined {
+        crate::judge::buildbox::confine(&mut cmd, target, crate_dir);
+    }
+    let child = cmd.spawn()?;
+    let group = rustix::process::Pid::from_raw(child.id() as i32).context("a build without a pid")?;
+    let watch = Watchdog::start(group, started + config.build_deadline, cancel)?;
+    Ok((child, watch))
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn read_all(mut pipe: impl Read + Send + 'static, name: &str) -> Result<std::thread::JoinHandle<String>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let mut s = String::new();
+            let _ = pipe.read_to_string(&mut s);
+            s
+        })
+        .context("cannot start a thread")
 }
 
 /// Why a solution may not declare its own global allocator.
