@@ -271,33 +271,9 @@ fn a_build_script_that_never_ends_meets_the_build_deadline() {
 #[test]
 fn a_tui_killed_with_sigkill_leaves_nothing_running_and_resumes() {
     let _serial = serial();
-    let project = common::versioned_kv_project("harness-e2e");
-    let dir = project.path();
     // The starter with a constructor that blocks in a child process.
-    let sol = dir.join("solutions/versioned_kv");
-    copy_dir(&dir.join("problems/versioned_kv/starter"), &sol);
-    // The copy's path to the contract was written for the starter's folder,
-    // one level deeper: point it at the contract from where it now is.
-    let manifest = sol.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(
-        &manifest,
-        harness::judge::compile::point_at_contract(&text, &sol, &common::root().join("contract")),
-    )
-    .unwrap();
-    let lib = sol.join("src/lib.rs");
-    let starter = std::fs::read_to_string(&lib).unwrap();
-    let needle = "fn new() -> Self {";
-    assert!(starter.contains(needle), "the starter has a constructor");
-    std::fs::write(
-        &lib,
-        starter.replacen(
-            needle,
-            &format!("{needle}\n        std::process::Command::new(\"sleep\").arg(\"742426\").status().ok();"),
-            1,
-        ),
-    )
-    .unwrap();
+    let (project, lib, starter) = blocking_starter("742426");
+    let dir = project.path();
     let mut first = common::Pty::start(dir, "versioned_kv", 24, 80);
     let start = Instant::now();
     while marked().is_empty() {

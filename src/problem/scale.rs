@@ -535,15 +535,7 @@ impl<'a> Parser<'a> {
             return Err((at, "expected an operation or `repeat`".into()));
         };
         if word == "repeat" {
-            let count = self.expr()?;
-            self.skip_inline();
-            let mut var = "i".to_string();
-            let save = self.pos;
-            if self.ident() == Some("as") {
-                var = self.loop_var()?;
-            } else {
-                self.pos = save;
-            }
+            let (count, var) = self.count_as()?;
             self.expect('{', "to open the repeated block")?;
             self.vars.push(var.clone());
             let body = self.stmts(true);
@@ -600,18 +592,23 @@ impl<'a> Parser<'a> {
         Ok(var.to_string())
     }
 
+    /// `count [as var]`, as `repeat` and `list` take it; the index is `i`
+    /// unless named.
+    fn count_as(&mut self) -> Result<(Expr, String), (usize, String)> {
+        let count = self.expr()?;
+        self.skip_inline();
+        let save = self.pos;
+        if self.ident() == Some("as") {
+            return Ok((count, self.loop_var()?));
+        }
+        self.pos = save;
+        Ok((count, "i".to_string()))
+    }
+
     /// After `list`: `(count [as var], element)`.
     fn generator(&mut self) -> Result<Expr, (usize, String)> {
         self.expect('(', "after `list`: `list(count, element)`")?;
-        let count = self.expr()?;
-        self.skip_inline();
-        let mut var = "i".to_string();
-        let save = self.pos;
-        if self.ident() == Some("as") {
-            var = self.loop_var()?;
-        } else {
-            self.pos = save;
-        }
+        let (count, var) = self.count_as()?;
         self.expect(',', "after the list's length: `list(count, element)`")?;
         self.vars.push(var.clone());
         let element = self.expr();
