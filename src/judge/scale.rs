@@ -598,6 +598,7 @@ mod tests {
             .unwrap(),
             &Signature::parse_for_tests(&[], &[], &[]),
             1,
+            &Default::default(),
         );
         // `measure` may not construct: the entry is refused.
         assert!(check.is_err());
@@ -609,6 +610,7 @@ mod tests {
             .unwrap(),
             &Signature::parse_for_tests(&[], &[("ping", "", "unit")], &[]),
             1,
+            &Default::default(),
         )
         .unwrap();
         let m = message(&check, &pts(&[(1000, 10.0, 5.0), (64000, 610.0, 7.0)]), false);

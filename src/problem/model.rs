@@ -2,7 +2,7 @@
 //! mirror, then validated into [`Problem`]. Every validation error names the
 //! file, line and column.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -42,6 +42,9 @@ struct RawProblem {
     gates: Vec<Spanned<RawGate>>,
     #[serde(default, rename = "mutant")]
     mutants: Vec<Spanned<RawMutant>>,
+    /// Gates per session path when the gates form a graph (default 4).
+    #[serde(default)]
+    path_length: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -69,6 +72,10 @@ struct RawGenerate {
 #[serde(deny_unknown_fields)]
 struct RawGate {
     title: String,
+    /// The gates (1-based, in file order, all above this one) this gate
+    /// builds on. Absent: the gate right above it (a linear problem).
+    #[serde(default)]
+    builds_on: Option<Spanned<Vec<usize>>>,
     minutes: u32,
     statement: String,
     #[serde(default)]
@@ -138,6 +145,11 @@ pub struct FixedCase {
 pub struct Gate {
     pub number: usize,
     pub title: String,
+    /// The gates this one builds on directly (empty for gate 1).
+    pub builds_on: Vec<usize>,
+    /// Every gate this one builds on, directly or not: its operations are
+    /// the ones this gate's cases, generators and scale checks may use.
+    pub requires: BTreeSet<usize>,
     pub minutes: u32,
     pub statement: String,
     pub hints: Vec<String>,
@@ -215,7 +227,13 @@ pub struct Problem {
     pub domains: BTreeMap<String, Domain>,
     pub gates: Vec<Gate>,
     pub mutants: Vec<Mutant>,
+    /// Gates in one session's path: every gate for a linear problem, the
+    /// file's `path_length` (default 4) for a graph.
+    pub path_length: usize,
 }
+
+/// Paths enumerated at most (a guard against a pathological graph).
+pub const MAX_PATHS: usize = 10_000;
 
 impl Problem {
     pub fn file(&self) -> PathBuf {
@@ -230,6 +248,52 @@ impl Problem {
     pub fn total_minutes(&self) -> u32 {
         self.gates.iter().map(|g| g.minutes).sum()
     }
+    /// Whether any gate names what it builds on (else one linear path).
+    pub fn is_graph(&self) -> bool {
+        self.gates.iter().enumerate().any(|(i, g)| g.builds_on != linear_builds_on(i + 1))
+    }
+
+    /// Whether an operation introduced at `op_gate` may be used by gate
+    /// `gate`'s cases, generators and scale checks.
+    pub fn gate_may_use(&self, gate: usize, op_gate: usize) -> bool {
+        may_use(&self.gates[gate - 1].requires, gate, op_gate)
+    }
+
+    /// Every path: sequences of `path_length` gates starting at gate 1 in
+    /// which each gate comes after every gate it builds on. In
+    /// lexicographic order, so the first is the default path.
+    pub fn paths(&self) -> Vec<Vec<usize>> {
+        enumerate_paths(&self.gates.iter().map(|g| g.builds_on.clone()).collect::<Vec<_>>(), self.path_length)
+    }
+
+    /// The path `check` and `audit` judge when none is asked for: the
+    /// first in lexicographic order (for a linear problem, all its gates).
+    pub fn default_path(&self) -> Vec<usize> {
+        self.paths().into_iter().next().unwrap_or_else(|| (1..=self.gates.len()).collect())
+    }
+
+    /// Checks that `path` is a path of this problem; the error says why not.
+    pub fn check_path(&self, path: &[usize]) -> std::result::Result<(), String> {
+        if path.len() != self.path_length {
+            return Err(format!("a path of `{}` has {} gates, not {}", self.id, self.path_length, path.len()));
+        }
+        if path.first() != Some(&1) {
+            return Err("a path starts at gate 1".into());
+        }
+        for (i, &g) in path.iter().enumerate() {
+            if g == 0 || g > self.gates.len() {
+                return Err(format!("gate {g} does not exist (there are {})", self.gates.len()));
+            }
+            if path[..i].contains(&g) {
+                return Err(format!("gate {g} appears twice"));
+            }
+            if let Some(missing) = self.gates[g - 1].builds_on.iter().find(|b| !path[..i].contains(b)) {
+                return Err(format!("gate {g} builds on gate {missing}, which must come before it"));
+            }
+        }
+        Ok(())
+    }
+
     pub fn has_generated_cases(&self, upto: usize) -> bool {
         self.gates.iter().take(upto).any(|g| g.generate.is_some())
     }
@@ -313,6 +377,75 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
     if gate_count == 0 {
         return Err(at(0..0, "a problem needs at least one [[gate]]".into()));
     }
+    // The graph: each gate builds only on gates above it, so there can be
+    // no cycle; `requires` is the transitive closure.
+    let mut builds_on: Vec<Vec<usize>> = Vec::new();
+    let mut requires: Vec<BTreeSet<usize>> = Vec::new();
+    for (index, raw_gate) in raw.gates.iter().enumerate() {
+        let number = index + 1;
+        let direct = match &raw_gate.get_ref().builds_on {
+            None => linear_builds_on(number),
+            Some(list) => {
+                let mut direct = Vec::new();
+                for &b in list.get_ref() {
+                    if b == 0 || b > gate_count {
+                        return Err(at(list.span(), format!("gate {number} builds on gate {b}, which does not exist")));
+                    }
+                    if b >= number {
+                        return Err(at(
+                            list.span(),
+                            format!(
+                                "gate {number} builds on gate {b}: a gate builds only on gates above it in the file \
+                                 (this also rules out cycles)"
+                            ),
+                        ));
+                    }
+                    if direct.contains(&b) {
+                        return Err(at(list.span(), format!("gate {number} names gate {b} twice in builds_on")));
+                    }
+                    direct.push(b);
+                }
+                if number > 1 && direct.is_empty() {
+                    return Err(at(
+                        list.span(),
+                        format!("gate {number} builds on nothing: only gate 1, the root, may (name at least [1])"),
+                    ));
+                }
+                if number == 1 && !direct.is_empty() {
+                    return Err(at(list.span(), "gate 1 is the root: it builds on nothing".into()));
+                }
+                direct
+            }
+        };
+        let mut closure = BTreeSet::new();
+        for &b in &direct {
+            closure.insert(b);
+            closure.extend(requires[b - 1].iter().copied());
+        }
+        builds_on.push(direct);
+        requires.push(closure);
+    }
+    let is_graph = builds_on.iter().enumerate().any(|(i, b)| *b != linear_builds_on(i + 1));
+    let path_length = match &raw.path_length {
+        Some(n) if !is_graph => {
+            return Err(at(n.span(), "path_length is for gates that form a graph (no gate names builds_on)".into()));
+        }
+        Some(n) if *n.get_ref() == 0 || *n.get_ref() > gate_count => {
+            return Err(at(n.span(), format!("path_length {} is not between 1 and {gate_count}", n.get_ref())));
+        }
+        Some(n) => *n.get_ref(),
+        None if is_graph => 4.min(gate_count),
+        None => gate_count,
+    };
+    if is_graph && enumerate_paths(&builds_on, path_length).is_empty() {
+        return Err(at(
+            raw.gates[0].span(),
+            format!(
+                "these gates form no path of {path_length}: a path starts at gate 1 and each gate comes after the gates it builds on"
+            ),
+        ));
+    }
+
     let mut ops = BTreeMap::new();
     for (name, op) in &raw.ops {
         let span = op.span();
@@ -354,13 +487,14 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             })?;
             for step in &steps {
                 let op_gate = signature.ops.get(&step.call.op).map_or(1, |d| d.gate);
-                if op_gate > number {
+                if !may_use(&requires[index], number, op_gate) {
                     return Err(at(
                         case.run.span(),
                         format!(
-                            "case `{}` of gate {number} uses `{}`, which gate {op_gate} introduces",
+                            "case `{}` of gate {number} uses `{}`, which gate {op_gate} introduces{}",
                             case.name.get_ref(),
-                            step.call.op
+                            step.call.op,
+                            not_built_on(number, op_gate)
                         ),
                     ));
                 }
@@ -409,10 +543,14 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                     let def = signature.ops.get(op).ok_or_else(|| {
                         at(w.span(), format!("weights: unknown operation `{op}` (known: {})", signature.op_names()))
                     })?;
-                    if def.gate > number {
+                    if !may_use(&requires[index], number, def.gate) {
                         return Err(at(
                             w.span(),
-                            format!("weights: `{op}` belongs to gate {}, not unlocked at gate {number}", def.gate),
+                            format!(
+                                "weights: `{op}` belongs to gate {}, not unlocked at gate {number}{}",
+                                def.gate,
+                                not_built_on(number, def.gate)
+                            ),
                         ));
                     }
                     for (param, ty) in &def.params {
@@ -449,7 +587,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         };
         let mut scale: Vec<ScaleCheck> = Vec::new();
         for raw in &g.scale {
-            let check = raw.validate(&signature, number).map_err(|e| match e {
+            let check = raw.validate(&signature, number, &requires[index]).map_err(|e| match e {
                 ScaleError::Field(span, m) => at(span, format!("gate {number} scale check: {m}")),
                 ScaleError::Script(span, line, column, m) => {
                     Located::at(file, text, script_offset(text, span, line, column), m)
@@ -466,6 +604,8 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         gates.push(Gate {
             number,
             title: g.title.clone(),
+            builds_on: builds_on[index].clone(),
+            requires: requires[index].clone(),
             minutes: g.minutes,
             statement: g.statement.clone(),
             hints: g.hints.clone(),
@@ -519,7 +659,53 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         domains,
         gates,
         mutants,
+        path_length,
     })
+}
+
+/// What a gate of a linear problem builds on: the gate above it.
+fn linear_builds_on(number: usize) -> Vec<usize> {
+    if number > 1 { vec![number - 1] } else { Vec::new() }
+}
+
+/// Whether gate `gate`, which builds on `requires`, may use an operation
+/// that gate `op_gate` introduces.
+pub(crate) fn may_use(requires: &BTreeSet<usize>, gate: usize, op_gate: usize) -> bool {
+    op_gate == gate || requires.contains(&op_gate)
+}
+
+/// The tail of an error about an operation a gate may not use.
+fn not_built_on(number: usize, op_gate: usize) -> String {
+    if op_gate < number { format!(", and gate {number} does not build on gate {op_gate}") } else { String::new() }
+}
+
+/// Every sequence of `len` gates from gate 1 in which each gate follows
+/// all the gates it builds on (`builds_on[g - 1]`), lexicographic, at most
+/// [`MAX_PATHS`].
+fn enumerate_paths(builds_on: &[Vec<usize>], len: usize) -> Vec<Vec<usize>> {
+    fn extend(builds_on: &[Vec<usize>], len: usize, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if out.len() >= MAX_PATHS {
+            return;
+        }
+        if path.len() == len {
+            out.push(path.clone());
+            return;
+        }
+        for g in 2..=builds_on.len() {
+            if !path.contains(&g) && builds_on[g - 1].iter().all(|b| path.contains(b)) {
+                path.push(g);
+                extend(builds_on, len, path, out);
+                path.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if len == 0 || builds_on.is_empty() {
+        return out;
+    }
+    let mut path = vec![1];
+    extend(builds_on, len, &mut path, &mut out);
+    out
 }
 
 /// Byte offset in the file of column `column` of line `line` of a script
@@ -653,5 +839,64 @@ take() -> err(empty)
     fn weights_need_domains() {
         let e = load(&GOOD.replace("n = { ints = [-5, 5] }", "")).unwrap_err();
         assert!(e.message.contains("needs a domain for `n`"), "{e}");
+    }
+
+    /// GOOD with two more gates: gate 3 builds on 1 only, gate 4 on 2 and 3.
+    fn graph(extra: &str) -> String {
+        format!(
+            "{}\n[[gate]]\ntitle = \"Three\"\nbuilds_on = [1]\nminutes = 5\nstatement = \"x\"\n\
+             [[gate.case]]\nname = \"adds again\"\nrun = 'add(1) -> 1'\n\
+             [[gate]]\ntitle = \"Four\"\nbuilds_on = [2, 3]\nminutes = 5\nstatement = \"x\"\n\
+             [[gate.case]]\nname = \"takes\"\nrun = 'take() -> err(empty)'\n",
+            GOOD.replace("format_version = 1", &format!("format_version = 1\n{extra}"))
+        )
+    }
+
+    #[test]
+    fn a_linear_problem_is_one_path_of_all_its_gates() {
+        let p = load(GOOD).unwrap();
+        assert!(!p.is_graph());
+        assert_eq!(p.paths(), vec![vec![1, 2]]);
+        assert_eq!(p.default_path(), vec![1, 2]);
+        assert_eq!(p.gates[1].builds_on, vec![1]);
+    }
+
+    #[test]
+    fn a_graph_enumerates_its_paths_in_order() {
+        let p = load(&graph("path_length = 3")).unwrap();
+        assert!(p.is_graph());
+        assert_eq!(p.path_length, 3);
+        assert_eq!(p.paths(), vec![vec![1, 2, 3], vec![1, 3, 2]]);
+        assert_eq!(p.gates[3].requires, BTreeSet::from([1, 2, 3]));
+        let p = load(&graph("")).unwrap();
+        assert_eq!(p.paths(), vec![vec![1, 2, 3, 4], vec![1, 3, 2, 4]]);
+        assert!(p.check_path(&[1, 3, 2, 4]).is_ok());
+        assert!(p.check_path(&[1, 4, 2, 3]).unwrap_err().contains("builds on gate 2"));
+        assert!(p.check_path(&[1, 2, 3]).unwrap_err().contains("not 3"));
+    }
+
+    #[test]
+    fn a_gate_may_use_only_what_it_builds_on() {
+        // Gate 3 builds on gate 1 alone: `take` (gate 2's) is refused there.
+        let text = graph("").replace("run = 'add(1) -> 1'", "run = 'take() -> 1'");
+        let e = load(&text).unwrap_err();
+        assert!(e.message.contains("gate 3 does not build on gate 2"), "{e}");
+    }
+
+    #[test]
+    fn bad_graphs_are_positioned() {
+        let e = load(&graph("").replace("builds_on = [1]", "builds_on = [4]")).unwrap_err();
+        assert!(e.message.contains("only on gates above it"), "{e}");
+        assert!(e.line > 30, "{e}");
+        let e = load(&graph("").replace("builds_on = [1]", "builds_on = [9]")).unwrap_err();
+        assert!(e.message.contains("does not exist"), "{e}");
+        let e = load(&graph("").replace("builds_on = [1]", "builds_on = []")).unwrap_err();
+        assert!(e.message.contains("builds on nothing"), "{e}");
+        let e = load(&graph("path_length = 9")).unwrap_err();
+        assert!(e.message.contains("path_length 9"), "{e}");
+        let e = load(&graph("").replace("builds_on = [2, 3]", "builds_on = [2, 2]")).unwrap_err();
+        assert!(e.message.contains("twice"), "{e}");
+        let e = load(&GOOD.replace("format_version = 1", "format_version = 1\npath_length = 2")).unwrap_err();
+        assert!(e.message.contains("graph"), "{e}");
     }
 }

@@ -164,7 +164,12 @@ impl RawScale {
     /// spanning at least 16×, scripts that parse against the signature and
     /// use only operations unlocked by this gate, and expand at the
     /// smallest size.
-    pub fn validate(&self, sig: &Signature, gate: usize) -> Result<ScaleCheck, ScaleError> {
+    pub fn validate(
+        &self,
+        sig: &Signature,
+        gate: usize,
+        requires: &std::collections::BTreeSet<usize>,
+    ) -> Result<ScaleCheck, ScaleError> {
         let field = |span: std::ops::Range<usize>, m: String| ScaleError::Field(span, m);
         let name = self.name.get_ref().trim().to_string();
         if name.is_empty() {
@@ -199,7 +204,7 @@ impl RawScale {
             let parsed = parse(s.get_ref(), sig).map_err(|(o, m)| at(o, m))?;
             for (offset, op) in parsed.ops() {
                 let op_gate = sig.ops.get(op).map_or(1, |d| d.gate);
-                if op_gate > gate {
+                if !crate::problem::model::may_use(requires, gate, op_gate) {
                     return Err(at(
                         offset,
                         format!("`{op}` is introduced by gate {op_gate}, not unlocked at gate {gate}"),
@@ -903,20 +908,26 @@ mod tests {
             "name = 'get'\nkind = 'time'\nclaim = 'log n'\nsizes = [10, 160]\nsetup = 'new(n)'\nmeasure = 'repeat 3 { get(\"a\") }'",
         )
         .unwrap();
-        let c = raw.validate(&sig(), 1).unwrap();
+        let c = raw.validate(&sig(), 1, &Default::default()).unwrap();
         assert_eq!((c.kind, c.claim, c.says.as_str()), (Kind::Time, Claim::Log, "O(log n)"));
         let raw: RawScale = toml::from_str(
             "name = 'x'\nkind = 'time'\nclaim = 'log n'\nsizes = [10, 80]\nsetup = 'new(n)'\nmeasure = 'get(\"a\")'",
         )
         .unwrap();
-        assert!(matches!(raw.validate(&sig(), 1), Err(ScaleError::Field(_, m)) if m.contains("16×")));
+        assert!(
+            matches!(raw.validate(&sig(), 1, &Default::default()), Err(ScaleError::Field(_, m)) if m.contains("16×"))
+        );
         let raw: RawScale =
             toml::from_str("name = 'x'\nkind = 'memory'\nclaim = 'log n'\nsizes = [10, 160]\nsetup = 'new(n)'")
                 .unwrap();
-        assert!(matches!(raw.validate(&sig(), 1), Err(ScaleError::Field(_, m)) if m.contains("memory class")));
+        assert!(
+            matches!(raw.validate(&sig(), 1, &Default::default()), Err(ScaleError::Field(_, m)) if m.contains("memory class"))
+        );
         let raw: RawScale =
             toml::from_str("name = 'x'\nkind = 'memory'\nclaim = 'bounded'\nsizes = [10, 160]\nsetup = 'get(\"a\")'")
                 .unwrap();
-        assert!(matches!(raw.validate(&sig(), 1), Err(ScaleError::Script(_, 0, 0, m)) if m.contains("construct")));
+        assert!(
+            matches!(raw.validate(&sig(), 1, &Default::default()), Err(ScaleError::Script(_, 0, 0, m)) if m.contains("construct"))
+        );
     }
 }
