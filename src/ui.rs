@@ -11,4 +11,5 @@ pub mod practice;
 pub mod results;
 pub mod review;
 pub mod scale_chart;
+pub mod scroll;
 pub mod wrap;

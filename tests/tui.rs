@@ -434,3 +434,30 @@ fn snapshot_measuring_cost() {
     app.update(Msg::Runner(RunnerMsg::Finished(Box::new(measuring_gate_2()), vec![])));
     insta::assert_snapshot!("measuring_cost", screen(&app, 110, 24));
 }
+
+fn page(k: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(k, KeyModifiers::NONE))
+}
+
+#[test]
+fn the_statement_stops_at_its_last_line_and_pages_back_at_once() {
+    let mut app = app();
+    app.update(page(KeyCode::Tab));
+    screen(&app, 80, 24);
+    for _ in 0..9 {
+        app.update(page(KeyCode::PageDown));
+        screen(&app, 80, 24);
+    }
+    let end = screen(&app, 80, 24);
+    // The statement's last paragraph is on screen, not a blank pane.
+    let last_words = "Locked: gate 2";
+    assert!(end.contains(last_words), "scrolled past the end:\n{end}");
+    // A larger terminal shows text at once, and one PgUp moves.
+    let big = screen(&app, 160, 45);
+    assert!(big.contains(last_words), "{big}");
+    let before = app.statement_scroll.offset();
+    app.update(page(KeyCode::PageUp));
+    assert!(app.statement_scroll.offset() < before || before == 0);
+    let up = screen(&app, 160, 45);
+    assert!(up.contains("Gate 1"), "{up}");
+}

@@ -13,6 +13,7 @@ use crate::problem::model::Problem;
 use crate::problem::script::Step;
 use crate::session::state::{FailureSummary, GateOutcome, Mode, RunSummary, Session, SourceFile, Transition};
 use crate::ui::results;
+use crate::ui::scroll::Scroll;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -132,8 +133,8 @@ pub struct App {
     pub last: Option<Evaluation>,
     pub focus: Focus,
     pub statement_gate: usize,
-    pub statement_scroll: u16,
-    pub detail_scroll: u16,
+    pub statement_scroll: Scroll,
+    pub detail_scroll: Scroll,
     pub selected: usize,
     pub overlay: Option<Overlay>,
     pub notice: Option<Notice>,
@@ -169,8 +170,8 @@ impl App {
             last: None,
             focus: Focus::Results,
             statement_gate: gate,
-            statement_scroll: 0,
-            detail_scroll: 0,
+            statement_scroll: Scroll::default(),
+            detail_scroll: Scroll::default(),
             selected: 0,
             overlay,
             notice: None,
@@ -333,12 +334,12 @@ impl App {
                 self.unsettled = Some(sources);
                 self.last = Some(*eval);
                 self.selected = self.selected.min(self.failures().len().saturating_sub(1));
-                self.detail_scroll = 0;
+                self.detail_scroll.top();
             }
             RunnerMsg::Settled(eval) => {
                 let Some(sources) = self.unsettled.take() else { return fx };
                 let selected = self.selected;
-                let scroll = self.detail_scroll;
+                let scroll = std::mem::take(&mut self.detail_scroll);
                 fx.extend(self.finished(*eval, sources));
                 // The same verdict, completed: keep the reader's place.
                 self.selected = selected.min(self.failures().len().saturating_sub(1));
@@ -402,7 +403,7 @@ impl App {
             eval.gates.iter().map(|g| GateOutcome { gate: g.gate, passed: g.passed, total: g.total }).collect();
         self.last = Some(eval);
         self.selected = self.selected.min(self.failures().len().saturating_sub(1));
-        self.detail_scroll = 0;
+        self.detail_scroll.top();
         if !self.session.is_running() {
             return fx;
         }
@@ -437,7 +438,7 @@ impl App {
         if self.session.gate != before && self.session.is_running() {
             // The next statement unlocks; judge the new gate at once.
             self.statement_gate = self.session.gate;
-            self.statement_scroll = 0;
+            self.statement_scroll.top();
             fx.extend(self.request_run());
         }
         fx
@@ -489,19 +490,19 @@ impl App {
             }
             KeyCode::Left | KeyCode::Char('[') if self.statement_gate > 1 => {
                 self.statement_gate -= 1;
-                self.statement_scroll = 0;
+                self.statement_scroll.top();
             }
             KeyCode::Right | KeyCode::Char(']') if self.statement_gate < self.session.gate => {
                 self.statement_gate += 1;
-                self.statement_scroll = 0;
+                self.statement_scroll.top();
             }
             KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
             KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
             KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_by(10),
             KeyCode::PageUp => self.scroll_by(-10),
             KeyCode::Home | KeyCode::Char('g') => {
-                self.statement_scroll = 0;
-                self.detail_scroll = 0;
+                self.statement_scroll.top();
+                self.detail_scroll.top();
             }
             _ => {}
         }
@@ -515,7 +516,7 @@ impl App {
                 let n = self.failures().len();
                 if n > 0 {
                     self.selected = (self.selected as i32 + d).clamp(0, n as i32 - 1) as usize;
-                    self.detail_scroll = 0;
+                    self.detail_scroll.top();
                 }
             }
         }
@@ -526,7 +527,7 @@ impl App {
             Focus::Statement => &mut self.statement_scroll,
             Focus::Results => &mut self.detail_scroll,
         };
-        *target = (*target as i32 + d).clamp(0, u16::MAX as i32) as u16;
+        target.by(d);
     }
 
     fn ask_quit(&mut self) -> Vec<Effect> {
@@ -566,7 +567,7 @@ impl App {
                 // Hints sit above the statement; the focus stays where it
                 // was, so j/k keep selecting cases.
                 self.statement_gate = self.session.gate;
-                self.statement_scroll = 0;
+                self.statement_scroll.top();
                 self.notify(
                     format!("hint {} of {available} revealed above the statement (counted in the report)", i + 1),
                     true,

@@ -197,10 +197,7 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
         lines.push(Line::default());
         lines.push(Line::styled(format!("Locked: {}", locked.join(" · ")), Style::default().fg(Color::DarkGray)));
     }
-    frame.render_widget(
-        Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((app.statement_scroll, 0)),
-        area,
-    );
+    app.statement_scroll.render(frame, area, lines, Some(block));
 }
 
 fn status_line(app: &App, width: usize) -> Line<'static> {
@@ -282,7 +279,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         for d in eval.build.diagnostics.iter().filter(|d| d.level == "error") {
             lines.extend(ansi::to_lines(&d.rendered, width));
         }
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)), inner);
+        app.detail_scroll.render(frame, inner, lines, None);
         return;
     }
     if roomy {
@@ -362,10 +359,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         let lines = detail_lines((roomy || detail_area.height >= 10).then_some(case.name.as_str()), result);
         let block =
             Block::default().borders(Borders::TOP).border_style(Style::default().fg(Color::DarkGray)).title(" case ");
-        frame.render_widget(
-            Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((app.detail_scroll, 0)),
-            detail_area,
-        );
+        app.detail_scroll.render(frame, detail_area, lines, Some(block));
     } else if let Some(s) = eval.gates.iter().flat_map(|g| &g.scale).find(|s| !s.passed()) {
         crate::ui::scale_chart::draw(frame, detail_area, s);
     } else if eval.gates.iter().all(|g| g.all_passed()) {

@@ -10,6 +10,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::data;
 use crate::problem::model::Followup;
 use crate::session::report::Report;
+use crate::ui::scroll::Scroll;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Screen {
@@ -49,7 +50,7 @@ pub struct Review {
     /// The selected (and, in the detail, the open) report.
     pub selected: usize,
     pub tab: Tab,
-    pub scroll: u16,
+    pub scroll: Scroll,
     /// Index into the open report's snapshots.
     pub code_index: usize,
     /// Show the whole source instead of the diff from the previous snapshot.
@@ -74,7 +75,7 @@ impl Review {
             back: Screen::List,
             selected: 0,
             tab: Tab::Overview,
-            scroll: 0,
+            scroll: Scroll::default(),
             code_index: 0,
             show_source: false,
             followup: 0,
@@ -96,7 +97,7 @@ impl Review {
         self.selected = index;
         self.screen = Screen::Detail;
         self.tab = Tab::Overview;
-        self.scroll = 0;
+        self.scroll.top();
         // The last snapshot first: its diff is the latest change that passed.
         self.code_index = self.current().map_or(0, |r| data::snapshots(r).len().saturating_sub(1));
         self.show_source = false;
@@ -176,7 +177,7 @@ impl Review {
         let tab_index = TABS.iter().position(|(t, _)| *t == self.tab).unwrap_or(0);
         let set_tab = |s: &mut Review, i: usize| {
             s.tab = TABS[i % TABS.len()].0;
-            s.scroll = 0;
+            s.scroll.top();
         };
         match key.code {
             KeyCode::Esc | KeyCode::Backspace => self.screen = Screen::List,
@@ -186,7 +187,7 @@ impl Review {
             KeyCode::Char('p') => self.show_progress(),
             KeyCode::PageDown | KeyCode::Char(' ') if self.tab != Tab::Followups => self.scroll_by(10),
             KeyCode::PageUp => self.scroll_by(-10),
-            KeyCode::Home | KeyCode::Char('g') => self.scroll = 0,
+            KeyCode::Home | KeyCode::Char('g') => self.scroll.top(),
             _ => match self.tab {
                 Tab::Overview | Tab::Failures => self.scroll_keys(key),
                 Tab::Code => self.code_key(key),
@@ -209,15 +210,15 @@ impl Review {
         match key.code {
             KeyCode::Left | KeyCode::Char('[') if self.code_index > 0 => {
                 self.code_index -= 1;
-                self.scroll = 0;
+                self.scroll.top();
             }
             KeyCode::Right | KeyCode::Char(']') if self.code_index + 1 < n => {
                 self.code_index += 1;
-                self.scroll = 0;
+                self.scroll.top();
             }
             KeyCode::Char('d') => {
                 self.show_source = !self.show_source;
-                self.scroll = 0;
+                self.scroll.top();
             }
             _ => self.scroll_keys(key),
         }
@@ -255,6 +256,6 @@ impl Review {
     }
 
     fn scroll_by(&mut self, d: i32) {
-        self.scroll = (self.scroll as i32 + d).clamp(0, u16::MAX as i32) as u16;
+        self.scroll.by(d);
     }
 }

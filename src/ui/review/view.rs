@@ -14,6 +14,7 @@ use super::data::{self, DiffKind, Mark};
 use crate::base::fsio::clock;
 use crate::session::report::Report;
 use crate::session::state::SourceFile;
+use crate::ui::scroll::Scroll;
 
 pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 16;
@@ -254,9 +255,8 @@ fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
 }
 
 /// Renders `lines` in a pane, scrolled, without scrolling past the end.
-fn scrolled(frame: &mut Frame, area: Rect, title: String, lines: Vec<Line<'static>>, scroll: u16) {
-    let scroll = scroll.min(lines.len().saturating_sub(1) as u16);
-    frame.render_widget(Paragraph::new(lines).block(pane(title)).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+fn scrolled(frame: &mut Frame, area: Rect, title: String, lines: Vec<Line<'static>>, scroll: &Scroll) {
+    scroll.render(frame, area, lines, Some(pane(title)));
 }
 
 fn mark_style(m: Mark) -> Style {
@@ -377,7 +377,7 @@ fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     }
     lines.extend(number_lines(r));
     lines.extend(ninety_lines(r));
-    scrolled(frame, area, "Overview".into(), lines, app.scroll);
+    scrolled(frame, area, "Overview".into(), lines, &app.scroll);
 }
 
 /// The answers of the first ninety seconds, next to how gate 3 went.
@@ -507,7 +507,7 @@ fn draw_failures(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     // name, a long transcript line under its operation.
     let width = area.width.saturating_sub(2) as usize;
     let lines = failure_lines(r).iter().flat_map(|l| crate::ui::wrap::under_itself(l, 2, width)).collect();
-    scrolled(frame, area, title, lines, app.scroll);
+    scrolled(frame, area, title, lines, &app.scroll);
 }
 
 fn diff_line(kind: DiffKind, text: &str) -> Line<'static> {
@@ -574,8 +574,7 @@ fn draw_code(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
         }
     };
     // Code is clipped, not wrapped: a wrapped line would lose its indentation and its diff sign.
-    let scroll = app.scroll.min(lines.len().saturating_sub(1) as u16);
-    frame.render_widget(Paragraph::new(lines).block(pane(title)).scroll((scroll, 0)), content_area);
+    app.scroll.render_clipped(frame, content_area, lines, pane(title));
 }
 
 /// Word-wraps `text` into lines of at most `width` columns (a longer word
