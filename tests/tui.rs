@@ -461,3 +461,15 @@ fn the_statement_stops_at_its_last_line_and_pages_back_at_once() {
     let up = screen(&app, 160, 45);
     assert!(up.contains("Gate 1"), "{up}");
 }
+
+#[test]
+fn on_a_too_small_screen_quitting_asks_where_it_can_be_seen() {
+    let mut app = app();
+    assert!(screen(&app, 40, 12).contains("q quits."));
+    app.update(key('q'));
+    assert_eq!(app.overlay, Some(Overlay::ConfirmQuit));
+    let asked = screen(&app, 40, 12);
+    assert!(asked.contains("Quit? [y] yes"), "{asked}");
+    let fx = app.update(key('y'));
+    assert!(fx.contains(&Effect::Quit), "{fx:?}");
+}

@@ -22,21 +22,32 @@ const WARN_MS: i64 = 10 * 60_000;
 /// Draws "make the window larger" instead of a layout that cannot fit;
 /// returns whether it did.
 pub fn too_small(frame: &mut Frame, min_width: u16, min_height: u16) -> bool {
+    too_small_asking(frame, min_width, min_height, None)
+}
+
+/// As [`too_small`]; `question`, when some, replaces "q quits." so that a
+/// question the full layout would pop up (quit? y/n) is still seen.
+pub fn too_small_asking(frame: &mut Frame, min_width: u16, min_height: u16, question: Option<&str>) -> bool {
     let area = frame.area();
     if area.width >= min_width && area.height >= min_height {
         return false;
     }
+    let last = match question {
+        Some(q) => Line::styled(q.to_string(), Style::default().add_modifier(Modifier::BOLD)),
+        None => Line::from("q quits."),
+    };
     let text = vec![
         Line::from("The window is too small."),
         Line::from(format!("Make it at least {min_width}×{min_height} (it is {}×{}).", area.width, area.height)),
-        Line::from("q quits."),
+        last,
     ];
     frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
     true
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {
-    if too_small(frame, MIN_WIDTH, MIN_HEIGHT) {
+    let question = (app.overlay == Some(Overlay::ConfirmQuit)).then_some("Quit? [y] yes  [n] no");
+    if too_small_asking(frame, MIN_WIDTH, MIN_HEIGHT, question) {
         return;
     }
     let area = frame.area();
