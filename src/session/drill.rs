@@ -258,7 +258,8 @@ impl CardState {
     }
 }
 
-/// Every card's schedule: `reports/drill.json`.
+/// Every card's schedule: `reports/drill/schedule.json`, in a folder of
+/// its own so that nothing reading `reports/*.json` takes it for a report.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DrillState {
     pub format_version: u32,
@@ -267,12 +268,26 @@ pub struct DrillState {
 
 impl DrillState {
     pub fn path(reports_dir: &Path) -> PathBuf {
+        reports_dir.join("drill").join("schedule.json")
+    }
+
+    /// Where earlier versions kept the state, beside the reports.
+    fn old_path(reports_dir: &Path) -> PathBuf {
         reports_dir.join("drill.json")
     }
 
-    /// The state in `reports_dir`, or a new one when there is none yet.
+    /// The state in `reports_dir`, or a new one when there is none yet. A
+    /// state left at the old place is moved (one rename, so nothing is lost
+    /// if this is interrupted).
     pub fn load(reports_dir: &Path) -> Result<DrillState> {
         let path = Self::path(reports_dir);
+        let old = Self::old_path(reports_dir);
+        if !path.exists() && old.is_file() {
+            let dir = path.parent().expect("the state has a folder");
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            std::fs::rename(&old, &path)
+                .with_context(|| format!("cannot move {} to {}", old.display(), path.display()))?;
+        }
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -338,6 +353,21 @@ impl DrillState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_state_at_the_old_place_moves_beside_no_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = DrillState::load(dir.path()).unwrap();
+        state.record("q1", Grade::InTime, 1000, 5);
+        let json = serde_json::to_string_pretty(&state).unwrap();
+        std::fs::write(dir.path().join("drill.json"), json).unwrap();
+        let loaded = DrillState::load(dir.path()).unwrap();
+        assert_eq!(loaded, state, "the card's history survives the move");
+        assert!(!dir.path().join("drill.json").exists());
+        assert!(DrillState::path(dir.path()).is_file());
+        let (reports, broken) = crate::session::report::load_all(dir.path());
+        assert!(reports.is_empty() && broken.is_empty(), "{broken:?}");
+    }
+
     use super::*;
 
     const T0: u64 = 1_800_000_000_000;
@@ -429,7 +459,7 @@ mod tests {
         assert_eq!(DrillState::load(dir.path()).unwrap(), state);
         std::fs::write(DrillState::path(dir.path()), "{ nope").unwrap();
         let err = DrillState::load(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("drill.json") && err.contains("not a drill state file"), "{err}");
+        assert!(err.contains("drill/schedule.json") && err.contains("not a drill state file"), "{err}");
     }
 
     #[test]
