@@ -301,9 +301,18 @@ fn report_list_markdown_and_json_skip_and_name_a_corrupt_file() {
     let out = harness(dir, &["report", "20261201T000000Z-lru_cache", "--json"]);
     assert_eq!(out.status.code(), Some(2), "a corrupt report is named, not shown");
     assert!(text(&out).contains("20261201T000000Z-lru_cache.json: line 1"), "{}", text(&out));
+    // Without an id, --markdown prints the newest session's report.
     let out = harness(dir, &["report", "--markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let list = harness(dir, &["report", "--list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let newest = listed[0]["id"].as_str().unwrap().to_string();
+    let by_id = harness(dir, &["report", &newest, "--markdown"]);
+    assert_eq!(out.stdout, by_id.stdout, "the newest report is {newest}");
+    // An unknown id is named as such before the terminal is asked for.
+    let out = harness(dir, &["report", "nope"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).contains("needs a report id"), "{}", text(&out));
+    assert!(text(&out).contains("no report `nope`"), "{}", text(&out));
     let out = harness(dir, &["report"]);
     assert_eq!(out.status.code(), Some(2), "the review TUI needs a terminal");
     assert!(text(&out).contains("harness report --list"), "{}", text(&out));

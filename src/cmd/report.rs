@@ -91,14 +91,23 @@ pub fn find<'a>(reports: &'a [Report], broken: &[(PathBuf, String)], query: &str
     }
 }
 
+/// The report of the session that started last.
+pub fn latest(reports: &[Report]) -> Option<&Report> {
+    reports.iter().max_by(|a, b| a.started_at_ms.cmp(&b.started_at_ms).then_with(|| a.id.cmp(&b.id)))
+}
+
 /// `harness report`. Returns the exit status: 0 success; an `Err` (no
 /// such report, no terminal for the TUI) becomes 2.
 pub fn report(config: &Config, id: Option<&str>, list: bool, markdown: bool, json: bool) -> Result<u8> {
     let headless = list || markdown || json;
+    let (reports, broken) = load(&config.reports_dir);
+    // An id that names nothing is the first thing to say, terminal or not.
+    if let Some(id) = id {
+        find(&reports, &broken, id)?;
+    }
     if !headless && (!std::io::stdin().is_terminal() || !std::io::stdout().is_terminal()) {
         bail!(NO_TTY);
     }
-    let (reports, broken) = load(&config.reports_dir);
     if headless {
         for (path, why) in &broken {
             eprintln!("warning: skipped {}: {why}", path.display());
@@ -117,10 +126,13 @@ pub fn report(config: &Config, id: Option<&str>, list: bool, markdown: bool, jso
         return Ok(0);
     }
     if markdown || json {
-        let Some(id) = id else {
-            bail!("{} needs a report id (see `harness report --list`)", if json { "--json" } else { "--markdown" });
+        // Without an id: the newest session, the one just finished.
+        let r = match id {
+            Some(id) => find(&reports, &broken, id)?,
+            None => latest(&reports).ok_or_else(|| {
+                anyhow::anyhow!("no reports in {} yet: finish a session first", config.reports_dir.display())
+            })?,
         };
-        let r = find(&reports, &broken, id)?;
         if json {
             println!("{}", serde_json::to_string_pretty(r)?);
         } else {
@@ -196,6 +208,16 @@ mod tests {
         assert!(broken[0].1.contains("format_version 2"), "{:?}", broken[0]);
         assert!(broken[2].1.starts_with("missing"), "{:?}", broken[2]);
         assert!(load(&dir.path().join("nowhere")).0.is_empty(), "no reports folder: nothing to show");
+    }
+
+    #[test]
+    fn the_latest_report_is_the_one_started_last() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(latest(&load(dir.path()).0).is_none());
+        write(dir.path(), "b-versioned_kv", 5);
+        write(dir.path(), "a-versioned_kv", 9);
+        write(dir.path(), "c-versioned_kv", 1);
+        assert_eq!(latest(&load(dir.path()).0).unwrap().id, "a-versioned_kv");
     }
 
     #[test]
