@@ -1,4 +1,4 @@
-//! `harness drill` as data: the deck of recall cards, the SM-2 schedule of
+//! `harness drill` as data: the deck of recall cards, the FSRS schedule of
 //! each card over an injected clock, and the drill state file.
 //!
 //! The deck is data. Each `drill/*.toml` is one source (the seed's Thirty
@@ -7,11 +7,20 @@
 //! author adds cards the way they add a gate. A card's id is
 //! `<source>/<id>`, stable across edits of its text.
 //!
-//! Scheduling is SM-2 (Woźniak, 1990) with three grades mapped onto its
-//! 0–5 quality scale: knew it within the 15-second limit (5), knew it
-//! slowly (3), did not know (1). An answer revealed after the limit counts
+//! Scheduling is FSRS (the Free Spaced Repetition Scheduler, Anki's default
+//! since 23.10) through the `rs-fsrs` crate, with its default parameters,
+//! its long-term scheduler (whole days, no same-day learning steps) and no
+//! fuzz (the same answers give the same schedule). Three grades map onto
+//! its ratings: knew it within the 15-second limit (Good), knew it slowly
+//! (Hard), did not know (Again). An answer revealed after the limit counts
 //! as slow whatever the grade, as the seed prescribes: "if any answer takes
 //! more than fifteen seconds, that is your next study item".
+//!
+//! State files of format 1 (SM-2: ease and interval) are read and carried
+//! over card by card: the history (reviews, lapses, slow answers, the last
+//! answer) as it was, the due date unchanged, and a memory state FSRS can
+//! continue from (stability = the SM-2 interval, which is the interval FSRS
+//! gives at its 90 % target retention; difficulty from the ease).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,13 +28,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use chrono::{DateTime, Utc};
+use rs_fsrs::{FSRS, Parameters, Rating};
+
 use crate::base::fsio;
 use crate::problem::model::Problem;
 
 /// The deck file format this harness reads.
 pub const DECK_FORMAT_VERSION: u32 = 1;
 /// The drill state file format.
-pub const STATE_FORMAT_VERSION: u32 = 1;
+pub const STATE_FORMAT_VERSION: u32 = 2;
 /// The seed's limit: an answer that takes longer is a study item.
 pub const LIMIT_MS: u64 = 15_000;
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
@@ -182,12 +194,12 @@ impl Grade {
         if self == Grade::InTime && elapsed_ms > LIMIT_MS { Grade::Slowly } else { self }
     }
 
-    /// SM-2's quality of response, 0–5.
-    fn quality(self) -> f64 {
+    /// The FSRS rating of an (effective) grade.
+    fn rating(self) -> Rating {
         match self {
-            Grade::InTime => 5.0,
-            Grade::Slowly => 3.0,
-            Grade::Missed => 1.0,
+            Grade::InTime => Rating::Good,
+            Grade::Slowly => Rating::Hard,
+            Grade::Missed => Rating::Again,
         }
     }
 
@@ -203,13 +215,9 @@ impl Grade {
 /// One card's schedule and history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CardState {
-    /// Successful reviews in a row (SM-2's n).
-    pub reps: u32,
-    /// SM-2's easiness factor, never below 1.3.
-    pub ease: f64,
-    /// Days until the next review after the last one.
-    pub interval_days: u32,
-    /// When the card is next due.
+    /// FSRS's memory of the card: stability, difficulty, state, due date.
+    pub memory: rs_fsrs::Card,
+    /// When the card is next due (the same instant as `memory.due`).
     pub due_ms: u64,
     pub reviews: u32,
     pub lapses: u32,
@@ -221,28 +229,32 @@ pub struct CardState {
     pub last_elapsed_ms: u64,
 }
 
+/// The scheduler: FSRS's defaults, whole days, no fuzz.
+fn scheduler() -> FSRS {
+    FSRS::new(Parameters { enable_short_term: false, enable_fuzz: false, ..Parameters::default() })
+}
+
+fn instant(ms: u64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms.min(i64::MAX as u64) as i64).unwrap_or_default()
+}
+
+fn millis(t: DateTime<Utc>) -> u64 {
+    t.timestamp_millis().max(0) as u64
+}
+
 impl CardState {
-    /// The schedule after a review at `now_ms`, SM-2 step by step.
+    /// The schedule after a review at `now_ms`.
     pub fn review(previous: Option<&CardState>, grade: Grade, elapsed_ms: u64, now_ms: u64) -> CardState {
         let grade = grade.effective(elapsed_ms);
-        let q = grade.quality();
-        let (reps, ease, interval) = previous.map_or((0, 2.5, 0), |s| (s.reps, s.ease, s.interval_days));
-        let ease = (ease + (0.1 - (5.0 - q) * (0.08 + (5.0 - q) * 0.02))).max(1.3);
-        let (reps, interval_days) = if q < 3.0 {
-            (0, 1)
-        } else {
-            let next = match reps {
-                0 => 1,
-                1 => 6,
-                _ => ((interval as f64) * ease).round() as u32,
-            };
-            (reps + 1, next.max(1))
+        let now = instant(now_ms);
+        let memory = match previous {
+            Some(p) => p.memory.clone(),
+            None => rs_fsrs::Card { due: now, last_review: now, ..rs_fsrs::Card::default() },
         };
+        let memory = scheduler().next(memory, now, grade.rating()).card;
         CardState {
-            reps,
-            ease,
-            interval_days,
-            due_ms: now_ms + u64::from(interval_days) * DAY_MS,
+            due_ms: millis(memory.due),
+            memory,
             reviews: previous.map_or(0, |s| s.reviews) + 1,
             lapses: previous.map_or(0, |s| s.lapses) + u32::from(grade == Grade::Missed),
             slow: previous.map_or(0, |s| s.slow) + u32::from(grade == Grade::Slowly),
@@ -252,10 +264,70 @@ impl CardState {
         }
     }
 
+    /// Days from the last review to the next.
+    pub fn interval_days(&self) -> u64 {
+        self.due_ms.saturating_sub(self.last_ms) / DAY_MS
+    }
+
     /// A study item: the last answer was missed or slow.
     pub fn needs_study(&self) -> bool {
         self.last_grade != Grade::InTime
     }
+}
+
+/// A card's schedule as format 1 (SM-2) kept it.
+#[derive(Deserialize)]
+struct CardStateV1 {
+    reps: u32,
+    ease: f64,
+    interval_days: u32,
+    due_ms: u64,
+    reviews: u32,
+    lapses: u32,
+    slow: u32,
+    last_grade: Grade,
+    last_ms: u64,
+    last_elapsed_ms: u64,
+}
+
+impl CardStateV1 {
+    /// The same card under FSRS: its history and due date as they were,
+    /// stability the SM-2 interval (FSRS's interval at 90 % retention equals
+    /// the stability), difficulty from the ease: 2.5 (SM-2's start) is
+    /// FSRS's middle, 5; the floor 1.3 its hardest, 10.
+    fn migrate(self) -> CardState {
+        let difficulty = (5.0 + (2.5 - self.ease) * 5.0 / 1.2).clamp(1.0, 10.0);
+        let state = match (self.reviews, self.reps) {
+            (0, _) => rs_fsrs::State::New,
+            (_, 0) => rs_fsrs::State::Relearning,
+            _ => rs_fsrs::State::Review,
+        };
+        CardState {
+            memory: rs_fsrs::Card {
+                due: instant(self.due_ms),
+                stability: f64::from(self.interval_days.max(1)),
+                difficulty,
+                elapsed_days: 0,
+                scheduled_days: i64::from(self.interval_days),
+                reps: self.reviews as i32,
+                lapses: self.lapses as i32,
+                state,
+                last_review: instant(self.last_ms),
+            },
+            due_ms: self.due_ms,
+            reviews: self.reviews,
+            lapses: self.lapses,
+            slow: self.slow,
+            last_grade: self.last_grade,
+            last_ms: self.last_ms,
+            last_elapsed_ms: self.last_elapsed_ms,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct DrillStateV1 {
+    cards: BTreeMap<String, CardStateV1>,
 }
 
 /// Every card's schedule: `reports/drill/schedule.json`, in a folder of
@@ -295,13 +367,22 @@ impl DrillState {
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let state: DrillState = serde_json::from_str(&text).with_context(|| {
-            format!("{} is not a drill state file (move it aside to start the schedule over)", path.display())
-        })?;
-        if state.format_version != STATE_FORMAT_VERSION {
-            bail!("{}: format_version {} is not supported", path.display(), state.format_version);
+        let not_state =
+            || format!("{} is not a drill state file (move it aside to start the schedule over)", path.display());
+        #[derive(Deserialize)]
+        struct Version {
+            format_version: u32,
         }
-        Ok(state)
+        let version = serde_json::from_str::<Version>(&text).with_context(not_state)?.format_version;
+        match version {
+            STATE_FORMAT_VERSION => serde_json::from_str(&text).with_context(not_state),
+            1 => {
+                let old: DrillStateV1 = serde_json::from_str(&text).with_context(not_state)?;
+                let cards = old.cards.into_iter().map(|(id, c)| (id, c.migrate())).collect();
+                Ok(DrillState { format_version: STATE_FORMAT_VERSION, cards })
+            }
+            v => bail!("{}: format_version {v} is not supported", path.display()),
+        }
     }
 
     /// Written the way session state is: atomically.
@@ -384,29 +465,63 @@ mod tests {
     }
 
     #[test]
-    fn sm2_intervals_grow_one_six_then_by_ease() {
+    fn intervals_grow_with_each_answer_in_time() {
         let s1 = CardState::review(None, Grade::InTime, 3_000, T0);
-        assert_eq!((s1.reps, s1.interval_days, s1.due_ms), (1, 1, T0 + DAY_MS));
-        assert!((s1.ease - 2.6).abs() < 1e-9, "a perfect answer raises ease by 0.1");
-        let s2 = CardState::review(Some(&s1), Grade::InTime, 3_000, T0 + DAY_MS);
-        assert_eq!((s2.reps, s2.interval_days), (2, 6));
-        let s3 = CardState::review(Some(&s2), Grade::InTime, 3_000, T0 + 7 * DAY_MS);
-        assert_eq!(s3.interval_days, (6.0 * 2.8f64).round() as u32);
-        assert_eq!(s3.due_ms, T0 + 7 * DAY_MS + u64::from(s3.interval_days) * DAY_MS);
+        assert!(s1.due_ms > T0 && s1.interval_days() >= 1, "{s1:?}");
+        let s2 = CardState::review(Some(&s1), Grade::InTime, 3_000, s1.due_ms);
+        let s3 = CardState::review(Some(&s2), Grade::InTime, 3_000, s2.due_ms);
+        assert!(s2.interval_days() > s1.interval_days(), "{s1:?} {s2:?}");
+        assert!(s3.interval_days() > s2.interval_days(), "{s2:?} {s3:?}");
+        assert_eq!(s3.due_ms, millis(s3.memory.due));
+        assert_eq!(s3.reviews, 3);
+        // Deterministic: the same answers, the same schedule.
+        assert_eq!(CardState::review(Some(&s2), Grade::InTime, 3_000, s2.due_ms), s3);
     }
 
     #[test]
-    fn a_miss_starts_over_and_lowers_ease_but_not_below_the_floor() {
+    fn a_miss_brings_the_card_back_soon_and_counts_a_lapse() {
         let mut s = CardState::review(None, Grade::InTime, 1_000, T0);
-        s = CardState::review(Some(&s), Grade::InTime, 1_000, T0 + DAY_MS);
-        let missed = CardState::review(Some(&s), Grade::Missed, 1_000, T0 + 7 * DAY_MS);
-        assert_eq!((missed.reps, missed.interval_days, missed.lapses), (0, 1, 1));
-        assert!(missed.ease < s.ease);
-        let mut worst = missed.clone();
-        for _ in 0..20 {
-            worst = CardState::review(Some(&worst), Grade::Missed, 1_000, T0);
+        for _ in 0..3 {
+            s = CardState::review(Some(&s), Grade::InTime, 1_000, s.due_ms);
         }
-        assert!((worst.ease - 1.3).abs() < 1e-9);
+        let missed = CardState::review(Some(&s), Grade::Missed, 1_000, s.due_ms);
+        assert_eq!(missed.lapses, 1);
+        assert!(missed.interval_days() < s.interval_days(), "{s:?} {missed:?}");
+        assert!(missed.memory.difficulty > s.memory.difficulty, "a miss makes the card harder");
+        let slow = CardState::review(Some(&s), Grade::Slowly, 1_000, s.due_ms);
+        let good = CardState::review(Some(&s), Grade::InTime, 1_000, s.due_ms);
+        assert!(slow.interval_days() < good.interval_days(), "slow {slow:?} good {good:?}");
+    }
+
+    #[test]
+    fn an_sm2_state_migrates_keeping_every_cards_history_and_due_date() {
+        let dir = tempfile::tempdir().unwrap();
+        let v1 = r#"{ "format_version": 1, "cards": {
+            "thirty/a": { "reps": 3, "ease": 2.6, "interval_days": 16, "due_ms": 1900000000000,
+                          "reviews": 4, "lapses": 1, "slow": 2, "last_grade": "in_time",
+                          "last_ms": 1898617600000, "last_elapsed_ms": 4000 },
+            "thirty/b": { "reps": 0, "ease": 1.3, "interval_days": 1, "due_ms": 1800000000000,
+                          "reviews": 2, "lapses": 2, "slow": 0, "last_grade": "missed",
+                          "last_ms": 1799913600000, "last_elapsed_ms": 9000 } } }"#;
+        std::fs::create_dir_all(dir.path().join("drill")).unwrap();
+        std::fs::write(DrillState::path(dir.path()), v1).unwrap();
+        let state = DrillState::load(dir.path()).unwrap();
+        assert_eq!(state.format_version, STATE_FORMAT_VERSION);
+        let a = &state.cards["thirty/a"];
+        assert_eq!((a.reviews, a.lapses, a.slow, a.last_grade, a.due_ms), (4, 1, 2, Grade::InTime, 1900000000000));
+        assert_eq!(a.memory.stability, 16.0);
+        assert_eq!(a.memory.state, rs_fsrs::State::Review);
+        let b = &state.cards["thirty/b"];
+        assert_eq!(b.memory.difficulty, 10.0, "the ease floor is FSRS's hardest");
+        assert_eq!(b.memory.state, rs_fsrs::State::Relearning);
+        // FSRS continues from the migrated memory: knowing it on time
+        // schedules further out than the SM-2 interval it had.
+        let next = CardState::review(Some(a), Grade::InTime, 2_000, a.due_ms);
+        assert!(next.interval_days() > 16, "{next:?}");
+        assert_eq!(next.reviews, 5);
+        // Saved again, it is a format-2 file that loads as it was.
+        state.save(dir.path()).unwrap();
+        assert_eq!(DrillState::load(dir.path()).unwrap(), state);
     }
 
     #[test]
@@ -417,7 +532,8 @@ mod tests {
         let s = CardState::review(None, Grade::InTime, 20_000, T0);
         assert_eq!((s.last_grade, s.slow), (Grade::Slowly, 1));
         assert!(s.needs_study());
-        assert!((s.ease - 2.36).abs() < 1e-9, "quality 3 lowers ease by 0.14");
+        let slow = CardState::review(None, Grade::Slowly, 2_000, T0);
+        assert_eq!((&s.memory, s.due_ms), (&slow.memory, slow.due_ms), "a late answer is a slow one");
     }
 
     #[test]
@@ -426,13 +542,15 @@ mod tests {
         let mut state = DrillState::default();
         state.record("c", Grade::Missed, 1_000, T0 - 2 * DAY_MS); // due T0 - DAY
         state.record("b", Grade::Missed, 1_000, T0 - DAY_MS); // due T0
-        state.record("d", Grade::InTime, 1_000, T0); // due tomorrow
+        state.record("d", Grade::InTime, 1_000, T0); // due in a few days
+        let (c_due, b_due, d_due) = (state.cards["c"].due_ms, state.cards["b"].due_ms, state.cards["d"].due_ms);
+        assert!(c_due < b_due && b_due <= T0 && d_due > T0, "{c_due} {b_due} {d_due}");
         let ids: Vec<&str> = state.queue(&deck, T0, 10).iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["c", "b", "a"]);
         assert_eq!(state.queue(&deck, T0, 2).len(), 2);
         assert_eq!(state.counts(&deck, T0), (2, 1));
-        let ids: Vec<&str> = state.queue(&deck, T0 + DAY_MS, 10).iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["c", "b", "d", "a"], "tomorrow d is due too");
+        let ids: Vec<&str> = state.queue(&deck, d_due, 10).iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c", "b", "d", "a"], "once d falls due it is queued too");
     }
 
     #[test]
