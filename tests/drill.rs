@@ -54,14 +54,21 @@ fn space_reveals_a_grade_saves_and_a_late_answer_counts_as_slow() {
     assert_eq!(app.phase, Phase::Revealed { elapsed_ms: 4_000 });
     app.tick(T0 + 60_000);
     assert_eq!(app.elapsed_ms(), 4_000, "the clock stops at the reveal");
+    assert!(screen(&app, 80, 24).contains("0 due · 2 new"));
     assert_eq!(app.update(key('1'), T0 + 9_000), Effect::Save);
     assert_eq!(app.phase, Phase::Asking { shown_ms: T0 + 9_000 });
+    assert!(screen(&app, 80, 24).contains("0 due · 1 new"), "the header counts what is left");
     app.update(key(' '), T0 + 9_000 + 16_000);
     assert_eq!(app.update(key('1'), T0 + 30_000), Effect::Save);
     assert_eq!(app.phase, Phase::Done);
     assert_eq!(app.tally(), (1, 1, 0), "the second took 16 s: knowing it is knowing it slowly");
     assert_eq!(app.state.cards["thirty_questions/sentinels"].last_grade, Grade::Slowly);
     assert_eq!(app.update(key('q'), T0 + 31_000), Effect::Quit);
+    // A card answered before counts as due, not new.
+    let mut again = Drill::new(cards(), app.state.clone(), 2, 0, T0 + 9 * 86_400_000);
+    again.update(key(' '), T0 + 9 * 86_400_000);
+    again.update(key('1'), T0 + 9 * 86_400_000);
+    assert_eq!((again.due, again.fresh), (1, 0));
 }
 
 #[test]

@@ -47,7 +47,9 @@ pub struct Drill {
     pub phase: Phase,
     pub state: DrillState,
     pub graded: Vec<Graded>,
-    /// Due and never-seen counts of the whole (filtered) deck at the start.
+    /// Due and never-seen cards of the whole (filtered) deck not yet
+    /// answered in this sitting: the header's counts, which go down as
+    /// cards are graded.
     pub due: usize,
     pub fresh: usize,
     pub now_ms: u64,
@@ -111,6 +113,8 @@ impl Drill {
                 };
                 let elapsed_ms = *elapsed_ms;
                 let id = self.queue[self.index].id.clone();
+                let counter = if self.state.cards.contains_key(&id) { &mut self.due } else { &mut self.fresh };
+                *counter = counter.saturating_sub(1);
                 let grade = self.state.record(&id, grade, elapsed_ms, now_ms).last_grade;
                 self.graded.push(Graded { card: id, grade, elapsed_ms });
                 self.index += 1;
