@@ -473,3 +473,20 @@ fn on_a_too_small_screen_quitting_asks_where_it_can_be_seen() {
     let fx = app.update(key('y'));
     assert!(fx.contains(&Effect::Quit), "{fx:?}");
 }
+
+#[test]
+fn z_shows_the_focused_pane_full_screen_and_esc_brings_both_back() {
+    let mut app = app();
+    at_gate_4_failing(&mut app);
+    app.update(key('z'));
+    assert!(app.zoom);
+    let detail = screen(&app, 80, 24);
+    insta::assert_snapshot!("80x24_zoomed_case", detail);
+    assert!(!detail.contains("Gate 4: "), "the statement pane is not drawn:\n{detail}");
+    app.update(page(KeyCode::Tab));
+    let statement = screen(&app, 80, 24);
+    insta::assert_snapshot!("80x24_zoomed_statement", statement);
+    assert!(!statement.contains("Results"), "{statement}");
+    let fx = app.update(page(KeyCode::Esc));
+    assert!(fx.is_empty() && !app.zoom && app.overlay.is_none(), "Esc leaves full screen, it does not quit");
+}

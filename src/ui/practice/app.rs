@@ -132,6 +132,9 @@ pub struct App {
     pub rerun_queued: bool,
     pub last: Option<Evaluation>,
     pub focus: Focus,
+    /// The focused pane fills the screen (`z`): room for long statements,
+    /// diffs, compiler errors and cost charts on a small terminal.
+    pub zoom: bool,
     pub statement_gate: usize,
     pub statement_scroll: Scroll,
     pub detail_scroll: Scroll,
@@ -169,6 +172,7 @@ impl App {
             rerun_queued: false,
             last: None,
             focus: Focus::Results,
+            zoom: false,
             statement_gate: gate,
             statement_scroll: Scroll::default(),
             detail_scroll: Scroll::default(),
@@ -478,6 +482,8 @@ impl App {
         }
         match key.code {
             KeyCode::Char('?') => self.overlay = Some(Overlay::Help),
+            KeyCode::Esc if self.zoom => self.zoom = false,
+            KeyCode::Char('z') => self.zoom = !self.zoom,
             KeyCode::Char('q') | KeyCode::Esc => return self.ask_quit(),
             KeyCode::Char('e') => return vec![Effect::OpenEditor],
             KeyCode::Char('r') => return self.request_run(),

@@ -54,12 +54,20 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let [header, body, footer] =
         Layout::vertical([Constraint::Length(2), Constraint::Min(5), Constraint::Length(1)]).areas(area);
     draw_header(frame, app, header);
-    // Below 100 columns the results (counts, case names) get the larger half.
-    let statement = if area.width < 100 { 45 } else { 50 };
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(statement), Constraint::Percentage(100 - statement)]).areas(body);
-    draw_statement(frame, app, left);
-    draw_results(frame, app, right);
+    if app.zoom {
+        match app.focus {
+            Focus::Statement => draw_statement(frame, app, body),
+            Focus::Results => draw_results(frame, app, body),
+        }
+    } else {
+        // Below 100 columns the results (counts, case names) get the larger half.
+        let statement = if area.width < 100 { 45 } else { 50 };
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(statement), Constraint::Percentage(100 - statement)])
+                .areas(body);
+        draw_statement(frame, app, left);
+        draw_results(frame, app, right);
+    }
     draw_footer(frame, app, footer);
     match app.overlay {
         Some(Overlay::Help) => draw_help(frame, app, area),
@@ -476,6 +484,7 @@ fn footer_keys(app: &App) -> Vec<(u8, &'static str, String)> {
         keys.push((5, "←→", "gates".into()));
     }
     keys.push((2, "j/k", if app.focus == Focus::Results { "case".into() } else { "scroll".into() }));
+    keys.push(if app.zoom { (1, "z", "both panes".into()) } else { (3, "z", "full screen".into()) });
     if app.selected_failure().is_some() {
         keys.push((1, "x", "export test".into()));
     }
@@ -568,7 +577,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("e", "open the solution in $VISUAL / $EDITOR"),
     ("r", "build and judge now"),
     ("h", "reveal the next hint (counted in the report)"),
-    ("Tab", "switch between statement and results"),
+    ("Tab / z", "switch panes / the focused pane full screen (Esc: back)"),
     ("← → / [ ]", "earlier and later unlocked statements"),
     ("j k / ↑ ↓", "select a failing case, or scroll the statement"),
     ("PgUp PgDn", "scroll the focused pane"),
