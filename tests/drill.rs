@@ -142,7 +142,8 @@ fn a_short_drill_in_a_real_terminal_saves_each_grade() {
 fn first_ninety_seconds_screen() {
     use harness::ui::ninety::{Ninety, draw as draw_ninety};
     let p = common::versioned_kv();
-    let mut n = Ninety::new(&p.title, &p.summary, T0);
+    let mut n = Ninety::for_problem(&p, T0);
+    assert_eq!(n.questions[0].0, p.first_ninety[0].question, "the problem's own questions");
     for c in "yes: a log".chars() {
         n.update(key(c), T0 + 5_000);
     }

@@ -45,7 +45,22 @@ struct RawProblem {
     /// Gates per session path when the gates form a graph (default 4).
     #[serde(default)]
     path_length: Option<Spanned<usize>>,
+    /// The three questions of the first ninety seconds, in this problem's
+    /// terms (default: the seed's three).
+    #[serde(default)]
+    first_ninety: Option<Spanned<Vec<Question>>>,
 }
+
+/// A question of the first ninety seconds, with why its answer matters.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub question: String,
+    pub why: String,
+}
+
+/// How many questions the first ninety seconds ask.
+pub const NINETY_QUESTIONS: usize = 3;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -230,6 +245,9 @@ pub struct Problem {
     /// Gates in one session's path: every gate for a linear problem, the
     /// file's `path_length` (default 4) for a graph.
     pub path_length: usize,
+    /// The first ninety seconds' questions (`[[first_ninety]]`); empty: the
+    /// seed's own three.
+    pub first_ninety: Vec<Question>,
 }
 
 /// Paths enumerated at most (a guard against a pathological graph).
@@ -616,6 +634,20 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         });
     }
 
+    let first_ninety = match &raw.first_ninety {
+        None => Vec::new(),
+        Some(q) if q.get_ref().len() != NINETY_QUESTIONS => {
+            return Err(at(
+                q.span(),
+                format!(
+                    "first_ninety asks {NINETY_QUESTIONS} questions, not {} (leave it out for the seed's own)",
+                    q.get_ref().len()
+                ),
+            ));
+        }
+        Some(q) => q.get_ref().clone(),
+    };
+
     let mut mutants = Vec::new();
     for m in &raw.mutants {
         let span = m.span();
@@ -660,6 +692,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         gates,
         mutants,
         path_length,
+        first_ninety,
     })
 }
 
@@ -833,6 +866,20 @@ take() -> err(empty)
         let e = load(&GOOD.replace("format_version = 1", "format_version = 9")).unwrap_err();
         assert!(e.message.contains("format_version 9"), "{e}");
         assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn a_problem_may_ask_its_own_three_questions() {
+        assert!(load(GOOD).unwrap().first_ninety.is_empty());
+        let q = |n: usize| {
+            let one = "{ question = \"Q?\", why = \"W.\" }";
+            format!("first_ninety = [{}]", vec![one; n].join(", "))
+        };
+        let p = load(&GOOD.replace("errors = [\"empty\"]", &format!("errors = [\"empty\"]\n{}", q(3)))).unwrap();
+        assert_eq!(p.first_ninety[2], Question { question: "Q?".into(), why: "W.".into() });
+        let e = load(&GOOD.replace("errors = [\"empty\"]", &format!("errors = [\"empty\"]\n{}", q(2)))).unwrap_err();
+        assert!(e.message.contains("asks 3 questions, not 2"), "{e}");
+        assert_eq!(e.line, 6, "{e}");
     }
 
     #[test]

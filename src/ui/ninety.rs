@@ -1,6 +1,7 @@
 //! The first ninety seconds: before gate 1's statement, the problem's
-//! summary and the seed's three questions that pick the structure, with a
-//! line for the candidate's answer to each and a 90-second clock.
+//! summary and three questions that pick the structure (the problem's own
+//! `[[first_ninety]]`, else the seed's three), with a line for the
+//! candidate's answer to each and a 90-second clock.
 //!
 //! "Ask these out loud in the first ninety seconds of any of these
 //! problems. Each one has, historically, been the question that determined
@@ -20,6 +21,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 
 use crate::base::fsio;
+use crate::problem::model::Problem;
 
 /// The screen's length.
 pub const LIMIT_MS: u64 = 90_000;
@@ -43,6 +45,8 @@ pub const QUESTIONS: [(&str, &str); 3] = [
 pub struct Ninety {
     pub title: String,
     pub summary: String,
+    /// (question, why it matters): the problem's own, or [`QUESTIONS`].
+    pub questions: Vec<(String, String)>,
     pub answers: [String; 3],
     pub focus: usize,
     pub started_ms: u64,
@@ -51,10 +55,20 @@ pub struct Ninety {
 }
 
 impl Ninety {
+    /// The screen for `problem`: its own three questions where it has them.
+    pub fn for_problem(problem: &Problem, now_ms: u64) -> Ninety {
+        let mut n = Ninety::new(&problem.title, &problem.summary, now_ms);
+        if !problem.first_ninety.is_empty() {
+            n.questions = problem.first_ninety.iter().map(|q| (q.question.clone(), q.why.clone())).collect();
+        }
+        n
+    }
+
     pub fn new(title: &str, summary: &str, now_ms: u64) -> Ninety {
         Ninety {
             title: title.to_string(),
             summary: summary.to_string(),
+            questions: QUESTIONS.iter().map(|(q, w)| (q.to_string(), w.to_string())).collect(),
             answers: Default::default(),
             focus: 0,
             started_ms: now_ms,
@@ -99,7 +113,7 @@ impl Ninety {
 
     /// (question, answer) pairs, answers trimmed.
     pub fn result(&self) -> Vec<(String, String)> {
-        QUESTIONS.iter().zip(&self.answers).map(|((q, _), a)| (q.to_string(), a.trim().to_string())).collect()
+        self.questions.iter().zip(&self.answers).map(|((q, _), a)| (q.clone(), a.trim().to_string())).collect()
     }
 }
 
@@ -137,7 +151,7 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
             Style::default().fg(Color::DarkGray),
         ));
     }
-    for (i, (q, why)) in QUESTIONS.iter().enumerate() {
+    for (i, (q, why)) in app.questions.iter().enumerate() {
         let focused = i == app.focus;
         if roomy || i > 0 {
             lines.push(Line::raw(""));
@@ -166,8 +180,8 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
 
 /// Runs the screen until the candidate continues or ninety seconds pass;
 /// returns the (question, answer) pairs.
-pub fn run(title: &str, summary: &str) -> Result<Vec<(String, String)>> {
-    let mut app = Ninety::new(title, summary, fsio::now_ms());
+pub fn run(problem: &Problem) -> Result<Vec<(String, String)>> {
+    let mut app = Ninety::for_problem(problem, fsio::now_ms());
     let mut terminal = ratatui::init();
     let result = (|| -> Result<()> {
         while !app.done {
