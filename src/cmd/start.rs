@@ -154,7 +154,7 @@ pub fn first_ninety(config: &Config, problem: &Problem, session: &mut Session) -
     if !config.first_ninety {
         return Ok(());
     }
-    let answers = crate::ui::ninety::run(&problem)?;
+    let answers = crate::ui::ninety::run(problem)?;
     session.first_ninety = Some(
         answers.into_iter().map(|(question, answer)| crate::session::state::Answer { question, answer }).collect(),
     );
