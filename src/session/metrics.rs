@@ -213,10 +213,10 @@ pub fn compute(
     Metrics { gates, solution_lines, lines_per_10_min: per_10_min(written, written_until) }
 }
 
-/// "42 lines/10 min (yardstick 30)".
+/// "42 lines/10 min (the seed's pace: 30)".
 pub fn throughput_text(rate: Option<f64>) -> String {
     match rate {
-        Some(r) => format!("{r:.0} lines/10 min (yardstick {YARDSTICK_LINES_PER_10_MIN:.0})"),
+        Some(r) => format!("{r:.0} lines/10 min (the seed's pace: {YARDSTICK_LINES_PER_10_MIN:.0})"),
         None => "—".to_string(),
     }
 }

@@ -157,7 +157,10 @@ impl Report {
             let _ = writeln!(md, "- **{}** {said}", a.question);
         }
         if let Some(outcome) = self.gate_3_outcome() {
-            let _ = writeln!(md, "\nAnd then {outcome}.");
+            let _ = writeln!(
+                md,
+                "\nThese are the questions that decide whether gate 3 is additive or a rewrite. In this session, {outcome}."
+            );
         }
     }
 
@@ -172,7 +175,7 @@ impl Report {
         let _ = writeln!(md, "- throughput: {}\n- solution size: {size}", metrics::throughput_text(m.lines_per_10_min));
         let _ = writeln!(
             md,
-            "\n| gate | lines +added ~changed −removed | shape | lines/10 min | first compiling build | first case passing | on failing builds |"
+            "\n| gate | lines +added ~changed −removed | shape | lines/10 min | first compiling build | first case passing | time with the build failing |"
         );
         let _ = writeln!(md, "|---|---|---|---|---|---|---|");
         let t = |ms: Option<u64>| ms.map_or("—".to_string(), fsio::clock);
@@ -455,7 +458,7 @@ mod tests {
         assert!(md.contains("## The first ninety seconds"), "{md}");
         assert!(md.contains("- **Is the input replayable, or immutable?** yes"), "{md}");
         assert!(md.contains("- **Will I ever need to undo?** (no answer)"), "{md}");
-        assert!(md.contains("And then gate 3 was not reached."), "{md}");
+        assert!(md.contains("In this session, gate 3 was not reached."), "{md}");
         let json = serde_json::to_string(&r).unwrap();
         let back: Report = serde_json::from_str(&json).unwrap();
         assert_eq!(back.first_ninety, s.first_ninety);

@@ -106,9 +106,13 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
         frame.render_widget(Paragraph::new(text).block(block).wrap(Wrap { trim: true }), body);
     } else {
         let pw = app.reports.iter().map(|r| r.problem.len()).max().unwrap_or(0).max(7) as u16;
-        // Below 80 columns: a shorter date, no time or score columns, and
-        // the problem takes what is left (the detail has the rest).
-        let narrow = body.width < 80;
+        // Every column at its full width when it fits (borders and the
+        // highlight mark take 4); else a date without the year and single
+        // spacing; else no time or score columns, and the problem takes what
+        // is left (the detail has the rest). Never a cut "in progres".
+        let columns = 8 + 11 + 5 + 8 + 5 + pw;
+        let wide = body.width >= 16 + columns + 2 * 6 + 4;
+        let narrow = !wide && body.width < 11 + columns + 6 + 4;
         let rows: Vec<Row> = app
             .reports
             .iter()
@@ -121,7 +125,7 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
                     _ => Style::default().fg(Color::Yellow),
                 };
                 let mut cells = vec![
-                    Cell::from(if narrow { row.date[5..].to_string() } else { row.date }),
+                    Cell::from(if wide { row.date } else { row.date[5..].to_string() }),
                     Cell::from(row.problem),
                     Cell::from(row.mode),
                     Cell::from(Span::styled(row.status, status_style)),
@@ -147,7 +151,7 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
             ]
         } else {
             vec![
-                Constraint::Length(16),
+                Constraint::Length(if wide { 16 } else { 11 }),
                 Constraint::Length(pw),
                 Constraint::Length(8),
                 Constraint::Length(11),
@@ -160,7 +164,7 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
         let table = Table::new(rows, widths)
             .header(header_row)
             .block(block)
-            .column_spacing(if narrow { 1 } else { 2 })
+            .column_spacing(if wide { 2 } else { 1 })
             .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
             .highlight_symbol("› ");
         let mut state = TableState::default().with_selected(Some(app.selected));
@@ -412,17 +416,21 @@ pub fn number_lines(r: &Report) -> Vec<Line<'static>> {
     let t = |ms: Option<u64>| ms.map_or("—".to_string(), clock);
     for g in &m.gates {
         let shape = match g.shape {
-            Some(Shape::Rewrite) => Span::styled("rewrite ", Style::default().fg(Color::Red)),
-            Some(s) => Span::styled(format!("{:<8}", s.label()), Style::default().fg(Color::Green)),
-            None => Span::styled("—       ", dim()),
+            Some(Shape::Rewrite) => Span::styled("rewrite  ", Style::default().fg(Color::Red)),
+            Some(s) => Span::styled(format!("{:<9}", s.label()), Style::default().fg(Color::Green)),
+            None => Span::styled("—        ", dim()),
         };
         lines.push(Line::from(vec![
             Span::styled(format!("g{} ", g.gate), bold()),
             shape,
             Span::raw(format!(
-                "{} · {} · compiles at {} · first case at {} · {} on failing builds",
-                if g.shape.is_some() { format!("+{} ~{} −{}", g.added, g.changed, g.removed) } else { "—".into() },
-                g.lines_per_10_min.map_or("—".to_string(), |r| format!("{r:.0} lines/10 min")),
+                "{} · {} · builds {} · first pass {} · failing {}",
+                if g.shape.is_some() {
+                    format!("+{} ~{} −{} lines", g.added, g.changed, g.removed)
+                } else {
+                    "—".into()
+                },
+                g.lines_per_10_min.map_or("—".to_string(), |r| format!("{r:.0}/10 min")),
                 t(g.first_build_ok_ms),
                 t(g.first_case_ms),
                 clock(g.failing_build_ms)
@@ -431,8 +439,11 @@ pub fn number_lines(r: &Report) -> Vec<Line<'static>> {
     }
     lines.push(Line::styled(
         format!(
-            "  rewrite: more than {:.0} % of the previous gate's code changed or removed",
-            metrics::REWRITE_SHARE * 100.0
+            "  lines +added ~changed −removed since the gate before, and per 10 minutes (the seed's pace: {1:.0}) · \
+             builds, first pass: the first compiling build and passing case, from the gate's start · failing: time \
+             spent with the build failing · rewrite: more than {0:.0} % of the previous gate's code changed or removed",
+            metrics::REWRITE_SHARE * 100.0,
+            metrics::YARDSTICK_LINES_PER_10_MIN
         ),
         dim(),
     ));
