@@ -173,3 +173,38 @@ fn the_checks_catch_what_they_claim_to() {
     let cycle = find_cycle(&tree.edges).expect("a circle");
     assert!(cycle.contains(&"judge::a".to_string()) && cycle.contains(&"judge::b".to_string()), "{cycle:?}");
 }
+
+/// Every module of `src/` is on ARCHITECTURE.md's map: a layer's modules
+/// are named in that layer's row, as `` `name` `` (or `` `name/` `` for a
+/// folder), and a folder's own modules by name in the same row.
+#[test]
+fn architecture_maps_every_module() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let src = src();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut missing = Vec::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        let segs: Vec<&str> = module.split("::").collect();
+        let (layer, rest) = match segs.as_slice() {
+            [layer, rest @ ..] if rank(layer).is_some() && !rest.is_empty() => (*layer, rest),
+            _ => continue,
+        };
+        let Some(row) = map.lines().find(|l| l.starts_with(&format!("| `src/{layer}/`"))) else {
+            missing.push(format!("{layer} (no row for the layer)"));
+            continue;
+        };
+        let top = rest[0];
+        let named = row.contains(&format!("`{top}`")) || row.contains(&format!("`{top}/"));
+        let nested_named = rest.len() < 2 || {
+            let leaf = rest[rest.len() - 1];
+            row.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == leaf)
+        };
+        if !named || !nested_named {
+            missing.push(module.clone());
+        }
+    }
+    assert!(missing.is_empty(), "ARCHITECTURE.md's map does not name: {}", missing.join(", "));
+}

@@ -108,3 +108,9 @@ pub(crate) fn parse_params(text: &str) -> std::result::Result<Vec<(String, Ty)>,
     }
     Ok(out)
 }
+
+/// Whether gate `gate`, which builds on the gates `requires`, may use an
+/// operation that gate `op_gate` introduces.
+pub fn may_use(requires: &std::collections::BTreeSet<usize>, gate: usize, op_gate: usize) -> bool {
+    op_gate == gate || requires.contains(&op_gate)
+}
