@@ -488,6 +488,7 @@ mod tests {
     fn gate(n: usize, minutes: u32, at: Option<u64>, reached: bool) -> GateReport {
         GateReport {
             gate: n,
+            position: n,
             title: format!("Gate {n}"),
             target_minutes: minutes,
             passed: at.is_some(),
@@ -521,6 +522,7 @@ mod tests {
             overtime: false,
             gate_count: gates.len(),
             gates_passed: gates.iter().filter(|g| g.passed).count(),
+            path: Vec::new(),
             gates,
             last_run: None,
             events: events.into_iter().map(|(at_ms, kind)| Event { at_ms, kind }).collect(),
