@@ -14,11 +14,16 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// List the problems.
+    /// List the problems: gates, paths and minutes (a graph problem's
+    /// follow-ups stay unnamed: they are drawn as a session goes).
     List {
-        /// Print JSON instead of a table.
+        /// Print JSON instead of a table: each problem's graph of gates
+        /// (ids and what each builds on).
         #[arg(long)]
         json: bool,
+        /// With --json: the gates' titles too (they give follow-ups away).
+        #[arg(long, requires = "json")]
+        spoilers: bool,
     },
     /// Build a solution and judge it against every gate's hidden cases.
     ///

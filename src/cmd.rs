@@ -30,7 +30,7 @@ pub fn run(cli: Cli) -> Result<u8> {
     }
     match cli.command {
         Command::Doctor { json } => doctor::doctor(&config, json),
-        Command::List { json } => list::list(&config, json),
+        Command::List { json, spoilers } => list::list(&config, json, spoilers),
         Command::Check { problem, solution, mutant, gate, path, seed, json, no_shrink } => check::check(
             &config,
             &problem,

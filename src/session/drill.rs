@@ -127,6 +127,28 @@ pub fn followup_cards(problem: &Problem) -> Vec<Card> {
     cards
 }
 
+/// Leaves out the follow-up cards of the gates of a graph problem the
+/// candidate has never reached (`reports`): which follow-ups a problem has
+/// is for its sessions to reveal. Gate 1 and linear problems keep theirs.
+pub fn reached_only(cards: Vec<Card>, problems: &[Problem], reports: &[crate::session::report::Report]) -> Vec<Card> {
+    let graphs: Vec<(&Problem, crate::session::path::Seen)> =
+        problems.iter().filter(|p| p.is_graph()).map(|p| (p, crate::session::path::seen(&p.id, reports))).collect();
+    cards
+        .into_iter()
+        .filter(|c| {
+            let Some((p, seen)) = graphs.iter().find(|(p, _)| c.problem.as_deref() == Some(p.id.as_str())) else {
+                return true;
+            };
+            // Follow-up ids are `<problem>/g<gate>-<i>`.
+            let gate =
+                c.id.strip_prefix(&format!("{}/g", p.id))
+                    .and_then(|rest| rest.split('-').next())
+                    .and_then(|g| g.parse::<usize>().ok());
+            gate.is_none_or(|g| g == 1 || seen.contains_key(&g))
+        })
+        .collect()
+}
+
 /// Every deck file of `dir` (sorted by name) and the follow-ups of
 /// `problems`. A missing `dir` is an empty source, not an error.
 pub fn load_deck(dir: &Path, problems: &[Problem]) -> Result<Vec<Card>> {
