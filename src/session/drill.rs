@@ -362,6 +362,28 @@ impl DrillState {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_graph_problems_follow_ups_wait_until_their_gate_was_reached() {
+        let p = crate::problem::model::tests_support::graph_problem(&[&[], &[1], &[1]], 2);
+        let card = |id: &str, problem: Option<&str>| Card {
+            id: id.into(),
+            source: String::new(),
+            chapter: None,
+            problem: problem.map(String::from),
+            question: String::new(),
+            answer: String::new(),
+        };
+        let cards =
+            vec![card("g/g1-1", Some("g")), card("g/g2-1", Some("g")), card("g/g3-1", Some("g")), card("q/x", None)];
+        let mut s = crate::session::state::Session::new("g", crate::session::state::Mode::Practice, 2, 60_000, 5);
+        s.path = vec![1, 3];
+        s.gate = 2;
+        let reports = vec![crate::session::report::Report::from_session(&s, &p, 10, None)];
+        let kept: Vec<String> = reached_only(cards.clone(), &[p.clone()], &reports).into_iter().map(|c| c.id).collect();
+        assert_eq!(kept, ["g/g1-1", "g/g3-1", "q/x"], "gate 2 was never reached");
+        assert_eq!(reached_only(cards, &[p], &[]).len(), 2, "no reports: gate 1 and the general card");
+    }
+
     const T0: u64 = 1_800_000_000_000;
 
     fn card(id: &str, chapter: u32) -> Card {

@@ -51,6 +51,15 @@ pub struct GateReport {
     pub pace_target_ms: Option<u64>,
 }
 
+impl GateReport {
+    /// The number a review shows it by: its position on the path (the
+    /// session's "gate k of n"); its gate number in reports written
+    /// before paths, where the two are the same.
+    pub fn shown(&self) -> usize {
+        if self.position > 0 { self.position } else { self.gate }
+    }
+}
+
 /// A mock session's score, explained.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Score {

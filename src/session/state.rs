@@ -565,6 +565,38 @@ mod tests {
     }
 
     #[test]
+    fn the_path_grows_by_the_draw_when_a_gate_passes_and_old_files_read_as_linear() {
+        let mut s = Session::new("p", Mode::Practice, 3, 60 * MIN, T0);
+        assert_eq!(s.path, vec![1]);
+        let outcomes = [GateOutcome { gate: 1, passed: 2, total: 2 }];
+        s.on_run_drawing(T0 + MIN, &outcomes, |path| {
+            assert_eq!(path, [1]);
+            5
+        });
+        assert_eq!((s.gate, s.path.clone(), s.current_gate()), (2, vec![1, 5], 5));
+        assert_eq!(s.unlocked(), vec![1, 5]);
+        // Outcomes come in path order: position 2 is gate 5.
+        let t = s.on_run_drawing(
+            T0 + 2 * MIN,
+            &[GateOutcome { gate: 1, passed: 2, total: 2 }, GateOutcome { gate: 5, passed: 1, total: 1 }],
+            |_| 3,
+        );
+        assert_eq!(t, vec![Transition::GatePassed { gate: 2, split_ms: 2 * MIN }]);
+        assert_eq!(s.path, vec![1, 5, 3]);
+        // A path given in full is walked, not drawn.
+        let mut forced = Session::new("p", Mode::Practice, 2, 60 * MIN, T0);
+        forced.path = vec![1, 4];
+        forced.on_run_drawing(T0 + MIN, &outcomes, |_| panic!("no draw on a forced path"));
+        assert_eq!(forced.current_gate(), 4);
+        // A file from before paths: no `path` key.
+        let mut v = serde_json::to_value(&s).unwrap();
+        v.as_object_mut().unwrap().remove("path");
+        let mut old: Session = serde_json::from_value(v).unwrap();
+        old.upgrade();
+        assert_eq!(old.path, vec![1, 2, 3]);
+    }
+
+    #[test]
     fn state_round_trips_through_json() {
         let mut s = Session::new("p", Mode::Practice, 2, MIN, T0);
         s.on_save(T0 + 5);
