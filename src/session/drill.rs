@@ -379,7 +379,8 @@ mod tests {
         s.path = vec![1, 3];
         s.gate = 2;
         let reports = vec![crate::session::report::Report::from_session(&s, &p, 10, None)];
-        let kept: Vec<String> = reached_only(cards.clone(), &[p.clone()], &reports).into_iter().map(|c| c.id).collect();
+        let kept: Vec<String> =
+            reached_only(cards.clone(), std::slice::from_ref(&p), &reports).into_iter().map(|c| c.id).collect();
         assert_eq!(kept, ["g/g1-1", "g/g3-1", "q/x"], "gate 2 was never reached");
         assert_eq!(reached_only(cards, &[p], &[]).len(), 2, "no reports: gate 1 and the general card");
     }
