@@ -144,6 +144,17 @@ fn nothing_names_a_gate_before_it_unlocks() {
     assert_eq!(report.gates[2].gate, 0, "the third position is not drawn yet");
     gives_away_none(&p, &report.to_markdown(), &hidden, "the report");
     gives_away_none(&p, &serde_json::to_string(&report).unwrap(), &hidden, "the report's JSON");
+
+    // A mock draws its path whole before it starts: still nothing ahead
+    // is named, in the summary or the report.
+    let mut mock = harness::cmd::mock::new_session(&p, vec![1, 3, 5], 15 * MIN, T0);
+    mock.gate = 1;
+    let mut app = App::new(p.clone(), mock, PathBuf::from("/tmp/tally"), T0);
+    app.overlay = Some(Overlay::Summary);
+    gives_away_none(&p, &screen(&app), &follow_ups, "a mock's summary");
+    let report = Report::from_session(&app.session, &p, T0, None);
+    assert_eq!(report.path, vec![1]);
+    gives_away_none(&p, &report.to_markdown(), &follow_ups, "a mock's report");
 }
 
 #[test]

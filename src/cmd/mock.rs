@@ -353,6 +353,22 @@ mod tests {
     }
 
     #[test]
+    fn unseen_follow_ups_weigh_and_the_drawn_path_prefers_them() {
+        let p = crate::problem::model::tests_support::graph_problem(&[&[], &[1], &[1], &[2]], 2);
+        assert_eq!(unseen_followups(&p, &[]), 1.0);
+        let mut s = new_session(&p, vec![1, 2], 60_000, 1_000);
+        s.gate = 2;
+        let seen = vec![Report::from_session(&s, &p, 2_000, None)];
+        assert!((unseen_followups(&p, &seen) - 2.0 / 3.0).abs() < 1e-9, "gate 2 was reached");
+        for seed in 0..10 {
+            let path = crate::session::path::draw_path(&p, &crate::session::path::seen("g", &seen), seed);
+            assert_eq!(path, vec![1, 3], "gate 3 is the follow-up never reached");
+        }
+        let linear = Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "wal").unwrap();
+        assert_eq!(unseen_followups(&linear, &[]), 0.0, "a linear problem weighs as before");
+    }
+
+    #[test]
     fn a_new_mock_session_carries_its_pacing() {
         let p = Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "versioned_kv").unwrap();
         let s = new_session(&p, p.default_path(), 90 * 60_000, 1_000);

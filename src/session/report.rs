@@ -108,13 +108,14 @@ pub struct Report {
 
 impl Report {
     pub fn from_session(session: &Session, problem: &Problem, now_ms: u64, score: Option<Score>) -> Report {
-        // A linear problem's path is known in full; a graph's only as far
-        // as it was drawn: the positions beyond name no gate.
+        // A linear problem's path is known in full; a graph's is named
+        // only as far as the session reached (a mock draws it whole at the
+        // start, and `--path` fixes it, but a gate ahead stays unnamed).
         let known = |position: usize| -> Option<&crate::problem::model::Gate> {
             let number = match session.path.get(position - 1) {
-                Some(&n) => n,
-                None if !problem.is_graph() => position,
-                None => return None,
+                _ if !problem.is_graph() => session.gate_at(position),
+                Some(&n) if position <= session.gate => n,
+                _ => return None,
             };
             problem.gates.get(number - 1)
         };
@@ -160,7 +161,7 @@ impl Report {
             overtime: session.overtime,
             gate_count: session.gate_count,
             gates_passed: session.gates_passed(),
-            path: session.path.clone(),
+            path: session.unlocked(),
             gates,
             last_run: session.last_run.clone(),
             events: session.events.clone(),

@@ -650,7 +650,13 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
         let position = i + 1;
         // A graph's gates beyond the path drawn so far stay unnamed: which
         // follow-up would have come is itself a spoiler.
-        let drawn = if app.problem.is_graph() { s.path.get(i).copied() } else { Some(position) };
+        let drawn = if !app.problem.is_graph() {
+            Some(position)
+        } else if position <= s.gate {
+            s.path.get(i).copied()
+        } else {
+            None
+        };
         let g = drawn.and_then(|n| app.problem.gates.get(n - 1));
         let at = stats.passed_at_ms.map_or_else(|| "—".to_string(), clock);
         let target = match (s.pace_ms.get(i), g) {
