@@ -296,6 +296,12 @@ fn sessions_draw_unseen_follow_ups_keep_their_path_and_take_a_forced_one() {
     assert_eq!(path_of(&state(dir)), path);
     quit(&mut again);
 
+    // `check` judges the session's path so far, and names nothing beyond.
+    let out = harness(dir, &["check", "tally", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["path"], serde_json::json!(path), "{}", text(&out));
+    assert_eq!(json["gates"].as_array().unwrap().len(), 2);
+
     // After --fresh, the choice point draws the follow-up not seen yet;
     // the whole reference passes it and the session completes.
     let mut second = common::Pty::spawn(dir, &["start", "tally", "--fresh"], 24, 80);

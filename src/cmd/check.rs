@@ -24,8 +24,10 @@ pub(crate) struct Options<'a> {
 }
 
 /// The path `check` judges: `--path` when given; else, for the default
-/// solution, the path its session has drawn so far (when there is a
-/// session of that problem); else the problem's default path.
+/// solution of a graph problem, the path its session has walked so far
+/// (when there is a session: the gates beyond it are not drawn yet, and
+/// naming them would give them away); else the problem's default path
+/// (every gate of a linear problem, as always).
 pub(crate) fn path_to_judge(
     config: &Config,
     problem: &Problem,
@@ -36,12 +38,13 @@ pub(crate) fn path_to_judge(
         return parse_path(problem, text);
     }
     if matches!(solution, Judged::Default)
+        && problem.is_graph()
         && let Ok(Some(s)) = crate::session::report::load_state(&config.reports_dir, &problem.id)
         && !s.path.is_empty()
         && s.path.len() <= problem.path_length
         && problem.check_prefix(&s.path).is_ok()
     {
-        return Ok(s.path);
+        return Ok(s.unlocked());
     }
     Ok(problem.default_path())
 }
