@@ -15,8 +15,8 @@ use crate::base::diag::Located;
 use crate::problem::domain::{Domain, GenSpec, domain_for};
 use crate::problem::scale::{RawScale, ScaleCheck, ScaleError};
 use crate::problem::script::{self, Step};
-use crate::problem::signature::parse_params;
 use crate::problem::signature::{OpDef, Signature};
+use crate::problem::signature::{may_use, parse_params};
 use crate::problem::ty::Ty;
 
 /// The problem file format this harness reads.
@@ -695,12 +695,6 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
 /// What a gate of a linear problem builds on: the gate above it.
 fn linear_builds_on(number: usize) -> Vec<usize> {
     if number > 1 { vec![number - 1] } else { Vec::new() }
-}
-
-/// Whether gate `gate`, which builds on `requires`, may use an operation
-/// that gate `op_gate` introduces.
-pub(crate) fn may_use(requires: &BTreeSet<usize>, gate: usize, op_gate: usize) -> bool {
-    op_gate == gate || requires.contains(&op_gate)
 }
 
 /// The tail of an error about an operation a gate may not use.

@@ -204,7 +204,7 @@ impl RawScale {
             let parsed = parse(s.get_ref(), sig).map_err(|(o, m)| at(o, m))?;
             for (offset, op) in parsed.ops() {
                 let op_gate = sig.ops.get(op).map_or(1, |d| d.gate);
-                if !crate::problem::model::may_use(requires, gate, op_gate) {
+                if !crate::problem::signature::may_use(requires, gate, op_gate) {
                     return Err(at(
                         offset,
                         format!("`{op}` is introduced by gate {op_gate}, not unlocked at gate {gate}"),
