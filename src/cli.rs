@@ -14,11 +14,16 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// List the problems.
+    /// List the problems: gates, paths and minutes (a graph problem's
+    /// follow-ups stay unnamed: they are drawn as a session goes).
     List {
-        /// Print JSON instead of a table.
+        /// Print JSON instead of a table: each problem's graph of gates
+        /// (ids and what each builds on).
         #[arg(long)]
         json: bool,
+        /// With --json: the gates' titles too (they give follow-ups away).
+        #[arg(long, requires = "json")]
+        spoilers: bool,
     },
     /// Build a solution and judge it against every gate's hidden cases.
     ///
@@ -33,9 +38,14 @@ pub enum Command {
         /// Judge one of the problem's mutants instead (see `harness audit`).
         #[arg(long, value_name = "NAME")]
         mutant: Option<String>,
-        /// Judge gates 1..=N only.
+        /// Judge the first N gates of the path only.
         #[arg(long, value_name = "N")]
         gate: Option<usize>,
+        /// The path of gates to judge, e.g. `1,2,5,6` [default: the path of
+        /// the solution's session if it has one, else the problem's
+        /// default path (the first in order; every gate of a linear one)].
+        #[arg(long, value_name = "GATES")]
+        path: Option<String>,
         /// Base seed for generated cases instead of the problem's own.
         #[arg(long)]
         seed: Option<u64>,
@@ -77,6 +87,11 @@ pub enum Command {
         /// Move the existing solution aside (to a dated folder) and start over.
         #[arg(long)]
         fresh: bool,
+        /// Practise this path of gates (e.g. `1,2,5,6`) instead of drawing
+        /// the follow-ups; starts a new session unless the one in progress
+        /// is on this path.
+        #[arg(long, value_name = "GATES")]
+        path: Option<String>,
     },
     /// A mock interview: a problem drawn at random, a fixed budget, no hints.
     ///

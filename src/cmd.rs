@@ -30,14 +30,19 @@ pub fn run(cli: Cli) -> Result<u8> {
     }
     match cli.command {
         Command::Doctor { json } => doctor::doctor(&config, json),
-        Command::List { json } => list::list(&config, json),
-        Command::Check { problem, solution, mutant, gate, seed, json, no_shrink } => {
-            check::check(&config, &problem, Judged::pick(solution, mutant), gate, seed, json, no_shrink)
-        }
+        Command::List { json, spoilers } => list::list(&config, json, spoilers),
+        Command::Check { problem, solution, mutant, gate, path, seed, json, no_shrink } => check::check(
+            &config,
+            &problem,
+            Judged::pick(solution, mutant),
+            check::Options { gate, path: path.as_deref(), seed, json, no_shrink },
+        ),
         Command::Replay { problem, ops, solution, mutant, json } => {
             replay::replay(&config, &problem, &ops, Judged::pick(solution, mutant), json)
         }
-        Command::Start { problem: Some(problem), minutes, fresh } => start::start(&config, &problem, minutes, fresh),
+        Command::Start { problem: Some(problem), minutes, fresh, path } => {
+            start::start(&config, &problem, minutes, fresh, path.as_deref())
+        }
         Command::Start { problem: None, .. } => start::choose(&config),
         Command::Mock { problem, minutes } => mock::mock(&config, problem.as_deref(), minutes),
         Command::Report { id, list, markdown, json } => report::report(&config, id.as_deref(), list, markdown, json),
@@ -141,4 +146,35 @@ fn contract_reachable(config: &Config, problem: &Problem, dir: &std::path::Path)
         std::fs::canonicalize(&config.contract_dir).unwrap_or_else(|_| config.contract_dir.clone()),
         problem.id
     )
+}
+
+/// Parses `--path 1,2,5,6` and checks it is a path of `problem`; the error
+/// says what is wrong and lists the problem's paths when there are few.
+pub(crate) fn parse_path(problem: &Problem, text: &str) -> Result<Vec<usize>> {
+    let mut path = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        match part.parse::<usize>() {
+            Ok(g) => path.push(g),
+            Err(_) => {
+                bail!("--path {text}: `{part}` is not a gate number (write gate numbers joined by commas, e.g. 1,2,3)")
+            }
+        }
+    }
+    if let Err(why) = problem.check_path(&path) {
+        let paths = problem.paths();
+        let known = if paths.len() <= 12 {
+            let list: Vec<String> = paths.iter().map(|p| path_text(p)).collect();
+            format!(" (its paths: {})", list.join("; "))
+        } else {
+            format!(" ({} paths; `harness list --json` shows the graph)", paths.len())
+        };
+        bail!("--path {text} is not a path of `{}`: {why}{known}", problem.id);
+    }
+    Ok(path)
+}
+
+/// A path as the candidate types it: `1,2,5,6`.
+pub(crate) fn path_text(path: &[usize]) -> String {
+    path.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(",")
 }

@@ -5,6 +5,7 @@
 pub mod drill;
 pub mod export;
 pub mod metrics;
+pub mod path;
 pub mod report;
 pub mod score;
 pub mod state;

@@ -435,8 +435,9 @@ fn list_names_every_gate() {
 fn a_check_of_some_gates_never_claims_all() {
     let p = common::versioned_kv();
     let some = common::evaluation(&[(1, 27, 27), (2, 36, 36)], vec![]);
-    let said = harness::ui::results::render_text(&p, &some, false);
+    let path = p.default_path();
+    let said = harness::ui::results::render_text(&p, &some, &path, false);
     assert!(said.ends_with("result: gates 1–2 passed (of 4)\n"), "{said}");
     let all = common::evaluation(&[(1, 27, 27), (2, 36, 36), (3, 40, 40), (4, 39, 39)], vec![]);
-    assert!(harness::ui::results::render_text(&p, &all, false).ends_with("result: all gates passed\n"));
+    assert!(harness::ui::results::render_text(&p, &all, &path, false).ends_with("result: all gates passed\n"));
 }

@@ -12,10 +12,10 @@ use harness::judge::evaluate::Judge;
 
 fn judged_ok(config: &Config, build: Build) -> bool {
     let problem = common::versioned_kv();
-    let judge = Judge::new(config, problem, 1, None).unwrap();
+    let judge = Judge::new(config, problem, &[1], None).unwrap();
     let never = std::sync::atomic::AtomicBool::new(false);
     judge.measure_cost.store(false, std::sync::atomic::Ordering::Relaxed);
-    judge.evaluate_build(build, 1, &never, &|_, _| {}, None).unwrap().all_passed()
+    judge.evaluate_build(build, &[1], &never, &|_, _| {}, None).unwrap().all_passed()
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn step(app: &mut App, reports: &Path, at_min: u64, msg: Msg) -> Vec<Effect> {
 /// 60:00), the solution judged at the given fake times.
 fn mock_app() -> App {
     let p = versioned_kv();
-    let session = harness::cmd::mock::new_session(&p, 60 * MIN, T0);
+    let session = harness::cmd::mock::new_session(&p, p.default_path(), 60 * MIN, T0);
     App::new(p, session, PathBuf::from("/home/you/harness/solutions/mock/versioned_kv"), T0)
 }
 
@@ -84,7 +84,7 @@ fn load(reports: &Path) -> Report {
 
 /// Gate 1 at 6:00, gate 2 failing one case at 25:00, time up at 60:00.
 fn run_to_time_up(app: &mut App, reports: &Path) {
-    assert_eq!(step(app, reports, 0, Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { upto: 1 }]);
+    assert_eq!(step(app, reports, 0, Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { path: vec![1] }]);
     let fx = step(app, reports, 6, finished(&[(1, 27, 27)], "// gate 1\n"));
     assert!(fx.contains(&Effect::Report), "a gate pass writes the report");
     step(app, reports, 25, finished(&[(1, 27, 27), (2, 20, 36)], "// gate 1\n// working on gate 2\n"));
@@ -103,7 +103,7 @@ fn a_scripted_mock_runs_to_time_up_and_its_report_is_a_scored_mock() {
     assert!(top.contains("mock interview"), "{top}");
     assert!(top.contains("on pace (03:00 to gate target)"), "{top}");
 
-    assert_eq!(step(&mut app, reports, 0, Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { upto: 1 }]);
+    assert_eq!(step(&mut app, reports, 0, Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { path: vec![1] }]);
     step(&mut app, reports, 6, finished(&[(1, 27, 27)], "// gate 1\n"));
     step(&mut app, reports, 25, finished(&[(1, 27, 27), (2, 20, 36)], "// gate 2 next\n"));
     let mid = screen(&app);

@@ -82,7 +82,7 @@ fn mock_report() -> Report {
     let p = problem("versioned_kv");
     let start = T0 + 2 * DAY;
     let at = |m: u64| start + m * MIN;
-    let mut s = harness::cmd::mock::new_session(&p, 60 * MIN, start);
+    let mut s = harness::cmd::mock::new_session(&p, p.default_path(), 60 * MIN, start);
     s.on_save(at(2));
     s.on_build(at(2), false, 300, 2);
     s.on_save(at(4));
@@ -163,7 +163,7 @@ fn completed_report() -> Report {
 fn abandoned_report() -> Report {
     let p = problem("lru_cache");
     let start = T0 + DAY;
-    let mut s = harness::cmd::mock::new_session(&p, 90 * MIN, start);
+    let mut s = harness::cmd::mock::new_session(&p, p.default_path(), 90 * MIN, start);
     s.on_quit(start + 5 * MIN);
     Report::from_session(&s, &p, start + 5 * MIN, score_of(&s))
 }

@@ -43,12 +43,12 @@ fn at_gate_2(app: &mut App) {
 #[test]
 fn a_save_during_a_run_cancels_it_and_queues_exactly_one_rerun() {
     let mut app = app();
-    assert_eq!(app.update(Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { upto: 1 }]);
+    assert_eq!(app.update(Msg::Runner(RunnerMsg::Ready)), vec![Effect::Run { path: vec![1] }]);
     assert!(app.busy());
     assert_eq!(app.update(Msg::Changed), vec![Effect::Persist, Effect::Cancel]);
     assert_eq!(app.update(Msg::Changed), vec![Effect::Persist, Effect::Cancel]);
     assert!(app.rerun_queued);
-    assert_eq!(app.update(Msg::Runner(RunnerMsg::Cancelled)), vec![Effect::Run { upto: 1 }]);
+    assert_eq!(app.update(Msg::Runner(RunnerMsg::Cancelled)), vec![Effect::Run { path: vec![1] }]);
     assert!(!app.rerun_queued, "two saves, one rerun");
 }
 
@@ -58,7 +58,7 @@ fn passing_a_gate_records_the_split_unlocks_the_next_and_judges_it() {
     app.update(Msg::Runner(RunnerMsg::Ready));
     app.now_ms = T0 + 11 * MIN;
     let fx = app.update(Msg::Runner(RunnerMsg::Finished(Box::new(evaluation(&[(1, 27, 27)], vec![])), vec![])));
-    assert_eq!(fx, vec![Effect::Persist, Effect::Report, Effect::Run { upto: 2 }]);
+    assert_eq!(fx, vec![Effect::Persist, Effect::Report, Effect::Run { path: vec![1, 2] }]);
     assert_eq!(app.session.gate, 2);
     assert_eq!(app.statement_gate, 2);
     assert_eq!(app.session.gates[0].passed_at_ms, Some(11 * MIN));
@@ -80,7 +80,7 @@ fn time_up_waits_for_the_run_in_flight_then_freezes() {
     assert!(app.update(Msg::Changed).is_empty(), "frozen sessions do not judge saves");
     // Practice may go on in overtime.
     let fx = app.update(key('o'));
-    assert!(fx.contains(&Effect::Run { upto: 1 }));
+    assert!(fx.contains(&Effect::Run { path: vec![1] }));
     assert!(app.session.overtime);
 }
 
@@ -419,7 +419,7 @@ fn a_save_while_measuring_cancels_the_measuring_and_reruns() {
     app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
     app.update(Msg::Runner(RunnerMsg::Finished(Box::new(measuring_gate_2()), vec![])));
     assert_eq!(app.update(Msg::Changed), vec![Effect::Persist, Effect::Cancel]);
-    assert_eq!(app.update(Msg::Runner(RunnerMsg::Cancelled)), vec![Effect::Run { upto: 2 }]);
+    assert_eq!(app.update(Msg::Runner(RunnerMsg::Cancelled)), vec![Effect::Run { path: vec![1, 2] }]);
     // A late settlement of the cancelled run decides nothing.
     app.update(Msg::Runner(RunnerMsg::Settled(Box::new(measured_gate_2(true)))));
     assert_eq!(app.session.gate, 2);

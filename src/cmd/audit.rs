@@ -7,6 +7,11 @@
 //! The reference, its expectations and the suite are prepared once per
 //! problem and every crate is judged against them, so auditing a problem
 //! with 25 mutants costs 27 builds and runs, not 27 `check`s.
+//!
+//! A problem whose gates form a graph is proved on every path. A gate is
+//! judged the same on every path that holds it, so each crate is judged
+//! once, over every gate a path could need, and each path is then checked
+//! from those per-gate results: the audit costs what it did for one path.
 
 use std::sync::atomic::AtomicBool;
 
@@ -88,6 +93,93 @@ fn reference_scale(problem: &Problem, eval: &Evaluation) -> (Vec<String>, Vec<St
     (notes, wrong)
 }
 
+/// The paths that hold `gate`, shown as `1,2,5,6`, at most
+/// `limit` of them and a count of the rest.
+fn paths_with(paths: &[Vec<usize>], gate: usize, limit: usize) -> String {
+    let with: Vec<String> = paths.iter().filter(|p| p.contains(&gate)).map(|p| crate::cmd::path_text(p)).collect();
+    if with.len() > limit {
+        format!("{} and {} more", with[..limit].join("; "), with.len() - limit)
+    } else {
+        with.join("; ")
+    }
+}
+
+/// A correct solution on a graph: every gate passed, so every path; a
+/// failure names the paths it breaks.
+fn check_correct_paths(problem: &Problem, subject: &str, eval: &Evaluation) -> Finding {
+    let mut f = check_correct(subject, eval, problem.gates.len());
+    let paths = problem.paths();
+    if !eval.build.ok {
+        return f;
+    }
+    if f.ok {
+        f.detail = format!("{} and every one of its {} paths", f.detail, paths.len());
+        return f;
+    }
+    let broken: Vec<String> = eval
+        .gates
+        .iter()
+        .filter(|g| !g.all_passed())
+        .map(|g| format!("gate {} fails on paths {}", g.gate, paths_with(&paths, g.gate, 4)))
+        .collect();
+    f.detail = format!("{}\n{}", broken.join("\n"), f.detail);
+    f
+}
+
+/// The gates a mutant is judged on: its own and every gate that comes
+/// before it on some path that holds it (for a linear problem, gates
+/// 1 to its own).
+fn mutant_gates(problem: &Problem, m: &Mutant) -> Vec<usize> {
+    if !problem.is_graph() {
+        return (1..=m.gate).collect();
+    }
+    let mut gates = std::collections::BTreeSet::from([m.gate]);
+    for p in problem.paths() {
+        if let Some(at) = p.iter().position(|&g| g == m.gate) {
+            gates.extend(&p[..at]);
+        }
+    }
+    gates.into_iter().collect()
+}
+
+/// A mutant on a graph: on every path that holds its gate, it passes the
+/// gates before it there and is caught at its gate (the per-gate checks
+/// are [`check_mutant`]'s). Each broken path is named.
+fn check_mutant_paths(problem: &Problem, m: &Mutant, eval: &Evaluation) -> Finding {
+    // The per-gate verdict, on the results in gate order.
+    let mut f = check_mutant_on(m, eval, &[]);
+    if !eval.build.ok {
+        return f;
+    }
+    let passes = |g: usize| eval.gates.iter().find(|r| r.gate == g).is_some_and(|r| r.all_passed());
+    let mut broken = Vec::new();
+    let paths: Vec<Vec<usize>> = problem.paths().into_iter().filter(|p| p.contains(&m.gate)).collect();
+    for p in &paths {
+        let at = p.iter().position(|&g| g == m.gate).unwrap_or(0);
+        let shown = crate::cmd::path_text(p);
+        if let Some(&early) = p[..at].iter().find(|&&g| !passes(g)) {
+            broken.push(format!("path {shown}: mutant {} fails gate {early} before its gate {}", m.name, m.gate));
+        }
+        if passes(m.gate) {
+            broken.push(format!("path {shown}: mutant {} passes gate {}", m.name, m.gate));
+        }
+    }
+    if broken.is_empty() {
+        if f.ok {
+            f.detail = format!("{} on all {} paths that hold gate {}", f.detail, paths.len(), m.gate);
+        }
+    } else {
+        let more = broken.len().saturating_sub(8);
+        broken.truncate(8);
+        if more > 0 {
+            broken.push(format!("… and {more} more"));
+        }
+        f.ok = false;
+        f.detail = format!("{}\n{}", broken.join("\n"), f.detail);
+    }
+    f
+}
+
 /// The reference, or an alternate: a correct solution passes every gate.
 fn check_correct(subject: &str, eval: &Evaluation, gates: usize) -> Finding {
     let subject = subject.to_string();
@@ -147,12 +239,19 @@ fn check_starter(eval: &Evaluation) -> Finding {
 }
 
 fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
+    let before: Vec<usize> = (1..m.gate).collect();
+    check_mutant_on(m, eval, &before)
+}
+
+/// [`check_mutant`] with the gates that must pass before its own given
+/// (on a graph they depend on the path: [`check_mutant_paths`] checks them).
+fn check_mutant_on(m: &Mutant, eval: &Evaluation, before: &[usize]) -> Finding {
     let subject = format!("mutant {}", m.name);
     if !eval.build.ok {
         return Finding { subject, ok: false, detail: format!("does not build:\n{}", build_text(eval)) };
     }
     let mut problems = Vec::new();
-    for g in eval.gates.iter().filter(|g| g.gate < m.gate && !g.all_passed()) {
+    for g in eval.gates.iter().filter(|g| before.contains(&g.gate) && !g.all_passed()) {
         let names = failing_names(g);
         problems.push(format!(
             "belongs to gate {} but already fails gate {}: {}: either it is caught too early or it is two mistakes",
@@ -161,7 +260,9 @@ fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
             names.join("; ")
         ));
     }
-    let own = &eval.gates[m.gate - 1];
+    let Some(own) = eval.gates.iter().find(|g| g.gate == m.gate) else {
+        return Finding { subject, ok: false, detail: format!("gate {} was not judged", m.gate) };
+    };
     let mut catching: Vec<&str> = own.failures.iter().map(|(c, _)| c.name.as_str()).collect();
     catching.extend(own.scale.iter().filter(|s| !s.passed()).map(|s| s.name.as_str()));
     let scale = own.scale.iter().find(|s| m.caught_by.as_deref() == Some(s.name.as_str()));
@@ -199,17 +300,22 @@ fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
 pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     let cancel = AtomicBool::new(false);
     let gates = problem.gates.len();
-    let mut judge = Judge::new(config, problem, gates, None)?;
+    let all: Vec<usize> = (1..=gates).collect();
+    let graph = problem.is_graph();
+    let mut judge = Judge::new(config, problem, &all, None)?;
     // Verdicts are all that matter here; shrinking would only cost time.
     judge.shrink = false;
     let mut findings = Vec::new();
     let no_progress = |_: usize, _: usize| {};
-    let run = |dir: &std::path::Path, upto: usize| -> Result<Evaluation> {
+    let run = |dir: &std::path::Path, judged: &[usize]| -> Result<Evaluation> {
         let build = crate::judge::compile::build(config, dir)?;
-        judge.evaluate_build(build, upto, &cancel, &no_progress, None)
+        judge.evaluate_build(build, judged, &cancel, &no_progress, None)
     };
-    let reference = run(&judge.problem.reference_dir(), gates)?;
-    let mut finding = check_correct("reference", &reference, gates);
+    let correct = |subject: &str, eval: &Evaluation| {
+        if graph { check_correct_paths(&judge.problem, subject, eval) } else { check_correct(subject, eval, gates) }
+    };
+    let reference = run(&judge.problem.reference_dir(), &all)?;
+    let mut finding = correct("reference", &reference);
     let (notes, wrong) = reference_scale(&judge.problem, &reference);
     if !wrong.is_empty() {
         finding.ok = false;
@@ -223,9 +329,9 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     // that the scale checks pass another design.
     let alternate = judge.problem.dir.join("alternate");
     if alternate.join("Cargo.toml").is_file() {
-        findings.push(check_correct("alternate", &run(&alternate, gates)?, gates));
+        findings.push(correct("alternate", &run(&alternate, &all)?));
     }
-    findings.push(check_starter(&run(&judge.problem.starter_dir(), 1)?));
+    findings.push(check_starter(&run(&judge.problem.starter_dir(), &[1])?));
     for m in &judge.problem.mutants {
         let dir = crate::judge::compile::mutant_crate(config, &judge.problem, m)?;
         // Scale checks take a second per gate; only a cost mutant's verdict
@@ -233,7 +339,8 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let cost =
             judge.problem.gates[m.gate - 1].scale.iter().any(|c| m.caught_by.as_deref() == Some(c.name.as_str()));
         judge.measure_cost.store(cost, std::sync::atomic::Ordering::Relaxed);
-        findings.push(check_mutant(m, &run(&dir, m.gate)?));
+        let eval = run(&dir, &mutant_gates(&judge.problem, m))?;
+        findings.push(if graph { check_mutant_paths(&judge.problem, m, &eval) } else { check_mutant(m, &eval) });
     }
     Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })
 }

@@ -36,7 +36,9 @@ pub fn command(config: &Config, opts: Options) -> Result<u8> {
             None => bail!("no problem `{id}` in {} (see `harness list`)", config.problems_dir.display()),
         },
     };
-    let deck = drill::filter(drill::load_deck(&config.drill_dir(), &problems)?, opts.chapter, narrow);
+    let (reports, _) = crate::session::report::load_all(&config.reports_dir);
+    let deck = drill::reached_only(drill::load_deck(&config.drill_dir(), &problems)?, &problems, &reports);
+    let deck = drill::filter(deck, opts.chapter, narrow);
     if deck.is_empty() {
         bail!(
             "no cards match: the deck is {}/*.toml plus every gate's follow-up questions",

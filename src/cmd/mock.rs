@@ -9,6 +9,13 @@
 //!          + 0.5 when the latest attempt rewrote a gate
 //! ```
 //!
+//! A problem whose gates form a graph adds the share of its follow-ups
+//! (gates other than gate 1) this candidate never reached, 0 to 1: a
+//! problem done once still has interviews left in it while its other
+//! follow-ups are unseen. Its path is drawn whole before the session
+//! starts, as `session::path::draw` draws a practice session's: follow-ups
+//! never reached first, then the least recently seen.
+//!
 //! The last term is the seed's warning that a gate which forced a rewrite
 //! means the first representation was wrong: such a problem comes back
 //! sooner (`session::metrics` decides what a rewrite is).
@@ -101,6 +108,18 @@ pub fn weights(ids: &[String], reports: &[Report]) -> Vec<(String, f64)> {
     ids.iter().map(|id| (id.clone(), weight(h.get(id)))).collect()
 }
 
+/// For a graph problem, the share of its follow-ups (every gate but
+/// the first) not reached in `reports`; 0 for a linear problem (see the
+/// module documentation).
+pub fn unseen_followups(problem: &Problem, reports: &[Report]) -> f64 {
+    if !problem.is_graph() || problem.gates.len() < 2 {
+        return 0.0;
+    }
+    let seen = crate::session::path::seen(&problem.id, reports);
+    let unseen = (2..=problem.gates.len()).filter(|g| !seen.contains_key(g)).count();
+    unseen as f64 / (problem.gates.len() - 1) as f64
+}
+
 /// Draws one problem with probability proportional to its weight.
 pub fn draw<'a>(weighted: &'a [(String, f64)], rng: &mut Rng) -> Option<&'a str> {
     let total: f64 = weighted.iter().map(|(_, w)| w.max(0.0)).sum();
@@ -137,11 +156,13 @@ pub fn pace_targets(gate_minutes: &[u32], budget_ms: u64) -> Vec<u64> {
         .collect()
 }
 
-/// A new mock session of `problem` with its pacing targets.
-pub fn new_session(problem: &Problem, budget_ms: u64, now_ms: u64) -> Session {
-    let mut session = Session::new(&problem.id, Mode::Mock, problem.gates.len(), budget_ms, now_ms);
-    let minutes: Vec<u32> = problem.gates.iter().map(|g| g.minutes).collect();
+/// A new mock session of `problem` on `path` (drawn whole beforehand)
+/// with its pacing targets.
+pub fn new_session(problem: &Problem, path: Vec<usize>, budget_ms: u64, now_ms: u64) -> Session {
+    let mut session = Session::new(&problem.id, Mode::Mock, problem.path_length, budget_ms, now_ms);
+    let minutes: Vec<u32> = problem.gates_of(&path).map(|g| g.minutes).collect();
     session.pace_ms = pace_targets(&minutes, budget_ms);
+    session.path = path;
     session
 }
 
@@ -191,7 +212,12 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
         None => {
             let ids = loadable_ids(config)?;
             let (reports, _broken) = report::load_all(&config.reports_dir);
-            let weighted = weights(&ids, &reports);
+            let mut weighted = weights(&ids, &reports);
+            for (id, w) in weighted.iter_mut() {
+                if let Ok(p) = Problem::load(&config.problems_dir, id) {
+                    *w += unseen_followups(&p, &reports);
+                }
+            }
             let seed = fsio::now_ms() ^ ((std::process::id() as u64) << 32);
             let Some(id) = draw(&weighted, &mut Rng::new(seed)) else {
                 bail!("no problems to draw from in {}", config.problems_dir.display());
@@ -205,7 +231,10 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
     let dir = solution_dir(config, &problem.id);
     let moved = fresh_solution(config, &problem, &dir, now)?;
     let budget_ms = minutes.unwrap_or(config.mock_minutes).max(1) as u64 * 60_000;
-    let mut session = new_session(&problem, budget_ms, now);
+    let (reports, _) = report::load_all(&config.reports_dir);
+    let seen = crate::session::path::seen(&problem.id, &reports);
+    let path = crate::session::path::draw_path(&problem, &seen, now ^ ((std::process::id() as u64) << 20));
+    let mut session = new_session(&problem, path, budget_ms, now);
     report::save_state(&config.reports_dir, &session)?;
     start::first_ninety(config, &problem, &mut session)?;
     let notes =
@@ -248,6 +277,7 @@ mod tests {
             overtime: false,
             gate_count: gates,
             gates_passed: passed,
+            path: Vec::new(),
             gates: Vec::new(),
             last_run: None,
             events: Vec::new(),
@@ -323,9 +353,25 @@ mod tests {
     }
 
     #[test]
+    fn unseen_follow_ups_weigh_and_the_drawn_path_prefers_them() {
+        let p = crate::problem::model::tests_support::graph_problem(&[&[], &[1], &[1], &[2]], 2);
+        assert_eq!(unseen_followups(&p, &[]), 1.0);
+        let mut s = new_session(&p, vec![1, 2], 60_000, 1_000);
+        s.gate = 2;
+        let seen = vec![Report::from_session(&s, &p, 2_000, None)];
+        assert!((unseen_followups(&p, &seen) - 2.0 / 3.0).abs() < 1e-9, "gate 2 was reached");
+        for seed in 0..10 {
+            let path = crate::session::path::draw_path(&p, &crate::session::path::seen("g", &seen), seed);
+            assert_eq!(path, vec![1, 3], "gate 3 is the follow-up never reached");
+        }
+        let linear = Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "wal").unwrap();
+        assert_eq!(unseen_followups(&linear, &[]), 0.0, "a linear problem weighs as before");
+    }
+
+    #[test]
     fn a_new_mock_session_carries_its_pacing() {
         let p = Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "versioned_kv").unwrap();
-        let s = new_session(&p, 90 * 60_000, 1_000);
+        let s = new_session(&p, p.default_path(), 90 * 60_000, 1_000);
         assert_eq!(s.mode, Mode::Mock);
         assert_eq!(s.pace_ms.len(), p.gates.len());
         assert_eq!(*s.pace_ms.last().unwrap(), 90 * 60_000);

@@ -83,10 +83,24 @@ pub fn prepare(
     mode: Mode,
     minutes: Option<u32>,
     fresh: bool,
+    path: Option<Vec<usize>>,
 ) -> Result<std::result::Result<Prepared, String>> {
     let now = fsio::now_ms();
     let dir = config.solution_dir(&problem.id);
     let saved = if fresh || mode == Mode::Mock { None } else { report::load_state(&config.reports_dir, &problem.id)? };
+    // `--path` on a session in progress: it may fix the rest of its path,
+    // not rewrite what it has walked.
+    if let (Some(p), Some(s)) = (&path, saved.as_ref().filter(|s| s.resumable()))
+        && !p.starts_with(&s.path[..s.gate.min(s.path.len())])
+    {
+        bail!(
+            "the `{id}` session in progress is on gates {walked}, which --path {asked} does not begin with: \
+             `harness start {id}` resumes it, `harness start {id} --fresh --path {asked}` starts over",
+            id = problem.id,
+            walked = crate::cmd::path_text(&s.path[..s.gate.min(s.path.len())]),
+            asked = crate::cmd::path_text(p),
+        );
+    }
     if let Some(why) = ended(saved.as_ref(), &dir) {
         return Ok(Err(why));
     }
@@ -103,6 +117,9 @@ pub fn prepare(
     let session = match saved {
         Some(mut s) if s.resumable() => {
             s.on_resume(now);
+            if let Some(p) = path {
+                s.path = p;
+            }
             notes.push(format!(
                 "resumed the session started {} ({} elapsed; the clock kept running)",
                 fsio::iso(s.started_at_ms),
@@ -111,12 +128,19 @@ pub fn prepare(
             s
         }
         _ => {
-            let minutes = minutes
-                .unwrap_or_else(|| if mode == Mode::Mock { config.mock_minutes } else { problem.total_minutes() });
+            let suggested = match &path {
+                Some(p) => problem.gates_of(p).map(|g| g.minutes).sum(),
+                None => problem.session_minutes(),
+            };
+            let minutes = minutes.unwrap_or_else(|| if mode == Mode::Mock { config.mock_minutes } else { suggested });
             if minutes == 0 {
                 bail!("--minutes must be at least 1");
             }
-            Session::new(&problem.id, mode, problem.gates.len(), minutes as u64 * 60_000, now)
+            let mut s = Session::new(&problem.id, mode, problem.path_length, minutes as u64 * 60_000, now);
+            if let Some(p) = path {
+                s.path = p;
+            }
+            s
         }
     };
     report::save_state(&config.reports_dir, &session)?;
@@ -126,19 +150,21 @@ pub fn prepare(
     Ok(Ok(Prepared { dir, session, notes, new }))
 }
 
-pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool) -> Result<u8> {
+pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool, path: Option<&str>) -> Result<u8> {
     let problem = Problem::load(&config.problems_dir, id)?;
+    let path = path.map(|text| crate::cmd::parse_path(&problem, text)).transpose()?;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!(NO_TTY);
     }
     let _lock = report::lock_session(&config.reports_dir, Mode::Practice, &problem.id)?;
-    let Prepared { dir, mut session, notes, new } = match prepare(config, &problem, Mode::Practice, minutes, fresh)? {
-        Ok(p) => p,
-        Err(why) => {
-            println!("{why}");
-            return Ok(0);
-        }
-    };
+    let Prepared { dir, mut session, notes, new } =
+        match prepare(config, &problem, Mode::Practice, minutes, fresh, path)? {
+            Ok(p) => p,
+            Err(why) => {
+                println!("{why}");
+                return Ok(0);
+            }
+        };
     if new {
         first_ninety(config, &problem, &mut session)?;
     }
@@ -190,7 +216,7 @@ pub fn choose(config: &Config) -> Result<u8> {
         let best = attempts.iter().map(|r| r.gates_passed).max();
         let progress = match best {
             None => "not tried yet".to_string(),
-            Some(b) => format!("{} attempt(s), best {b}/{} gates", attempts.len(), problem.gates.len()),
+            Some(b) => format!("{} attempt(s), best {b}/{} gates", attempts.len(), problem.path_length),
         };
         let resumable = report::load_state(&config.reports_dir, id).ok().flatten().is_some_and(|s| s.resumable());
         println!(

@@ -94,7 +94,7 @@ pub struct Unshrunk {
     /// Holds the library's private copy, which is removed when dropped.
     _lib: LoadedLib,
     target: Target,
-    upto: usize,
+    path: Vec<usize>,
     results: Vec<Option<CaseResult>>,
     eval: Evaluation,
     started: std::time::Instant,
@@ -116,7 +116,11 @@ pub enum Stage {
 /// The parts of judging that stay fixed for a problem.
 pub struct Judge {
     pub problem: Problem,
-    pub upto: usize,
+    /// The gates prepared (their cases and expectations), ascending. Any
+    /// path through them can be judged: a gate's cases are the same on
+    /// every path that holds it.
+    pub gates: Vec<usize>,
+    /// The prepared gates' cases, sorted by gate number.
     pub cases: Vec<Case>,
     /// Shrink failing generated cases before reporting them (on by default).
     pub shrink: bool,
@@ -132,16 +136,21 @@ pub struct Judge {
 
 impl Judge {
     /// Builds the reference (when generated cases need it) and the suite of
-    /// gates `1..=upto`.
-    pub fn new(config: &Config, problem: Problem, upto: usize, seed: Option<u64>) -> Result<Judge> {
-        let upto = upto.clamp(1, problem.gates.len());
+    /// `gates` (gate numbers, any order; unknown ones are left out).
+    pub fn new(config: &Config, problem: Problem, gates: &[usize], seed: Option<u64>) -> Result<Judge> {
+        let mut gates: Vec<usize> = gates.iter().copied().filter(|&g| g >= 1 && g <= problem.gates.len()).collect();
+        gates.sort_unstable();
+        gates.dedup();
+        if gates.is_empty() {
+            gates.push(1);
+        }
         let needs_reference =
-            problem.has_generated_cases(upto) || problem.gates.iter().take(upto).any(|g| !g.scale.is_empty());
+            problem.has_generated_cases(&gates) || gates.iter().any(|&g| !problem.gates[g - 1].scale.is_empty());
         let reference = if needs_reference { Some(build_reference(config, &problem)?) } else { None };
-        let cases = suite::build_suite(&problem, upto, reference.as_ref().map(|r| &r.1), seed)?;
+        let cases = suite::build_suite(&problem, &gates, reference.as_ref().map(|r| &r.1), seed)?;
         Ok(Judge {
             problem,
-            upto,
+            gates,
             cases,
             shrink: true,
             measure_cost: AtomicBool::new(true),
@@ -155,7 +164,8 @@ impl Judge {
         target(&self.config, &self.problem, lib)
     }
 
-    /// Judges a finished build on gates `1..=upto` (the TUI builds
+    /// Judges a finished build on the gates of `path` (a path or the first
+    /// gates of one, in its order; gates not prepared are left out; the TUI builds
     /// separately to show the build's state first), in the order a
     /// candidate needs it: the cases' verdict, then the cost of the gates
     /// whose cases all pass, then the first failing generated cases shrunk.
@@ -164,12 +174,12 @@ impl Judge {
     pub fn evaluate_build(
         &self,
         build: Build,
-        upto: usize,
+        path: &[usize],
         cancel: &AtomicBool,
         progress: Progress<'_>,
         stages: Option<Stages<'_>>,
     ) -> Result<Evaluation> {
-        match self.judge_build(build, upto, cancel, progress, stages)? {
+        match self.judge_build(build, path, cancel, progress, stages)? {
             (_, Some(unshrunk)) => self.shrink(unshrunk, cancel),
             (eval, None) => Ok(eval),
         }
@@ -182,12 +192,12 @@ impl Judge {
     pub fn judge_build(
         &self,
         build: Build,
-        upto: usize,
+        path: &[usize],
         cancel: &AtomicBool,
         progress: Progress<'_>,
         stages: Option<Stages<'_>>,
     ) -> Result<(Evaluation, Option<Unshrunk>)> {
-        let upto = upto.clamp(1, self.upto);
+        let path = self.judged(path);
         let mut info = BuildInfo {
             ok: build.ok(),
             duration: build.duration,
@@ -200,8 +210,8 @@ impl Judge {
         let started = std::time::Instant::now();
         let target = self.target(&lib);
         trace::mark("judge-start");
-        // The suite is sorted by gate: gates 1..=upto are a prefix of it.
-        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
+        let cases = self.select(&path);
+        let cases = cases.as_ref();
         // Every worker checks the handshake before it runs a case, so the
         // cases need no probe of their own first; only when not one case
         // ran does a probe say why (another contract, a library that does
@@ -217,7 +227,7 @@ impl Judge {
         }
         trace::mark("cases");
         let mut eval =
-            Evaluation { build: info, gates: self.group(cases, &results, upto), run_time: started.elapsed() };
+            Evaluation { build: info, gates: self.group(cases, &results, &path), run_time: started.elapsed() };
         self.plan_scale(&mut eval.gates);
         let report = |stage: Stage, eval: &Evaluation| {
             if let Some(f) = stages {
@@ -234,19 +244,20 @@ impl Judge {
             report(Stage::Settled, &eval);
         }
         let shrinkable = self.reference.is_some() && self.shrink && eval.gates.iter().any(|g| !g.failures.is_empty());
-        let unshrunk = shrinkable.then(|| Unshrunk { _lib: lib, target, upto, results, eval: eval.clone(), started });
+        let unshrunk = shrinkable.then(|| Unshrunk { _lib: lib, target, path, results, eval: eval.clone(), started });
         Ok((eval, unshrunk))
     }
 
     /// Shrinks the first failing generated cases of an evaluation; a set
     /// `cancel` stops where it is (what was shrunk by then is kept).
     pub fn shrink(&self, u: Unshrunk, cancel: &AtomicBool) -> Result<Evaluation> {
-        let Unshrunk { _lib, target, upto, mut results, mut eval, started } = u;
+        let Unshrunk { _lib, target, path, mut results, mut eval, started } = u;
         let Some((_, reference)) = &self.reference else { return Ok(eval) };
-        let cases = &self.cases[..self.cases.partition_point(|c| c.gate <= upto)];
+        let cases = self.select(&path);
+        let cases = cases.as_ref();
         if suite::shrink_failures(&target, reference, cases, &mut results, cancel)? > 0 {
             let scale: Vec<_> = eval.gates.iter().map(|g| (g.scale.clone(), g.scale_skipped.clone())).collect();
-            eval.gates = self.group(cases, &results, upto);
+            eval.gates = self.group(cases, &results, &path);
             for (g, (measured, skipped)) in eval.gates.iter_mut().zip(scale) {
                 g.total += measured.len() + skipped.len();
                 g.passed += measured.iter().filter(|s| s.passed()).count();
@@ -319,13 +330,38 @@ impl Judge {
         Ok(())
     }
 
-    /// Groups case results by gate, failures in suite order.
-    fn group(&self, cases: &[Case], results: &[Option<CaseResult>], upto: usize) -> Vec<GateResult> {
-        let mut gates: Vec<GateResult> = self
-            .problem
-            .gates
+    /// The gates of `path` this judge prepared, in the path's order.
+    fn judged(&self, path: &[usize]) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::with_capacity(path.len());
+        for &g in path {
+            if self.gates.contains(&g) && !out.contains(&g) {
+                out.push(g);
+            }
+        }
+        if out.is_empty() {
+            out.push(self.gates[0]);
+        }
+        out
+    }
+
+    /// The cases of the gates in `path`, in suite order (by gate number):
+    /// borrowed when they are a prefix of the suite (a linear problem, or
+    /// a path's first gates), copied otherwise.
+    fn select(&self, path: &[usize]) -> std::borrow::Cow<'_, [Case]> {
+        let prefix = self.cases.iter().take_while(|c| path.contains(&c.gate)).count();
+        if self.cases[prefix..].iter().all(|c| !path.contains(&c.gate)) {
+            std::borrow::Cow::Borrowed(&self.cases[..prefix])
+        } else {
+            std::borrow::Cow::Owned(self.cases.iter().filter(|c| path.contains(&c.gate)).cloned().collect())
+        }
+    }
+
+    /// Groups case results by gate, in the path's order; failures in suite
+    /// order.
+    fn group(&self, cases: &[Case], results: &[Option<CaseResult>], path: &[usize]) -> Vec<GateResult> {
+        let mut gates: Vec<GateResult> = path
             .iter()
-            .take(upto)
+            .map(|&n| &self.problem.gates[n - 1])
             .map(|g| GateResult {
                 gate: g.number,
                 title: g.title.clone(),
@@ -339,7 +375,8 @@ impl Judge {
             .collect();
         for (case, result) in cases.iter().zip(results) {
             let Some(result) = result.clone() else { continue };
-            let gate = &mut gates[case.gate - 1];
+            let Some(i) = path.iter().position(|&g| g == case.gate) else { continue };
+            let gate = &mut gates[i];
             gate.total += 1;
             if result.passed() {
                 gate.passed += 1;

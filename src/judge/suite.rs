@@ -63,12 +63,14 @@ impl CaseResult {
 /// A generated case before it has expectations: gate, name, seed, calls.
 pub type Pending = (usize, String, u64, Vec<Call>);
 
-/// Fixed cases of gates `1..=upto`, then generated ones (operations only;
-/// expectations come from [`expect_from_reference`]).
-pub fn collect_cases(problem: &Problem, upto: usize, seed: Option<u64>) -> (Vec<Case>, Vec<Pending>) {
+/// Fixed cases of `gates` (gate numbers), then generated ones (operations
+/// only; expectations come from [`expect_from_reference`]). A gate's cases
+/// are its own whatever path it is judged on: its generator draws only
+/// from its own weights, so only operations of what it builds on.
+pub fn collect_cases(problem: &Problem, gates: &[usize], seed: Option<u64>) -> (Vec<Case>, Vec<Pending>) {
     let mut fixed = Vec::new();
     let mut generated = Vec::new();
-    for gate in problem.gates.iter().take(upto) {
+    for gate in gates.iter().filter_map(|&g| problem.gates.get(g.wrapping_sub(1))) {
         for c in &gate.cases {
             fixed.push(Case { gate: gate.number, name: c.name.clone(), kind: CaseKind::Fixed, steps: c.steps.clone() });
         }
@@ -128,10 +130,15 @@ fn expect_from_reference_until(
     Ok(out)
 }
 
-/// All cases of gates `1..=upto` with expectations, sorted by gate (within
+/// All cases of `gates` with expectations, sorted by gate number (within
 /// a gate, fixed cases first); `Judge` relies on the order.
-pub fn build_suite(problem: &Problem, upto: usize, reference: Option<&Target>, seed: Option<u64>) -> Result<Vec<Case>> {
-    let (mut cases, generated) = collect_cases(problem, upto, seed);
+pub fn build_suite(
+    problem: &Problem,
+    gates: &[usize],
+    reference: Option<&Target>,
+    seed: Option<u64>,
+) -> Result<Vec<Case>> {
+    let (mut cases, generated) = collect_cases(problem, gates, seed);
     if !generated.is_empty() {
         let reference = reference.ok_or_else(|| anyhow!("generated cases need the reference solution"))?;
         let calls: Vec<&[Call]> = generated.iter().map(|g| g.3.as_slice()).collect();

@@ -15,8 +15,8 @@ use crate::base::diag::Located;
 use crate::problem::domain::{Domain, GenSpec, domain_for};
 use crate::problem::scale::{RawScale, ScaleCheck, ScaleError};
 use crate::problem::script::{self, Step};
-use crate::problem::signature::parse_params;
-use crate::problem::signature::{OpDef, Signature, may_use};
+use crate::problem::signature::{OpDef, Signature};
+use crate::problem::signature::{may_use, parse_params};
 use crate::problem::ty::Ty;
 
 /// The problem file format this harness reads.
@@ -295,6 +295,15 @@ impl Problem {
         if path.len() != self.path_length {
             return Err(format!("a path of `{}` has {} gates, not {}", self.id, self.path_length, path.len()));
         }
+        self.check_prefix(path)
+    }
+
+    /// Checks that `path` is the beginning of some path of this problem
+    /// (a session's path so far); the error says why not.
+    pub fn check_prefix(&self, path: &[usize]) -> std::result::Result<(), String> {
+        if path.len() > self.path_length {
+            return Err(format!("a path of `{}` has {} gates, not {}", self.id, self.path_length, path.len()));
+        }
         if path.first() != Some(&1) {
             return Err("a path starts at gate 1".into());
         }
@@ -309,11 +318,31 @@ impl Problem {
                 return Err(format!("gate {g} builds on gate {missing}, which must come before it"));
             }
         }
+        if !self.paths().iter().any(|p| p.starts_with(path)) {
+            return Err(format!("no path of {} gates continues it", self.path_length));
+        }
         Ok(())
     }
 
-    pub fn has_generated_cases(&self, upto: usize) -> bool {
-        self.gates.iter().take(upto).any(|g| g.generate.is_some())
+    /// The gates of `path` as problem gates, in its order (unknown numbers
+    /// left out).
+    pub fn gates_of<'a>(&'a self, path: &'a [usize]) -> impl Iterator<Item = &'a Gate> + 'a {
+        path.iter().filter_map(|&g| self.gates.get(g.wrapping_sub(1)))
+    }
+
+    /// A session's time budget by default: every gate's minutes for a
+    /// linear problem; for a graph, the longest path's (so the budget
+    /// suffices whichever follow-ups are drawn).
+    pub fn session_minutes(&self) -> u32 {
+        if !self.is_graph() {
+            return self.total_minutes();
+        }
+        self.paths().iter().map(|p| self.gates_of(p).map(|g| g.minutes).sum()).max().unwrap_or(0)
+    }
+
+    /// Whether any of `gates` (gate numbers) generates cases.
+    pub fn has_generated_cases(&self, gates: &[usize]) -> bool {
+        gates.iter().filter_map(|&g| self.gates.get(g.wrapping_sub(1))).any(|g| g.generate.is_some())
     }
 
     /// Loads and validates `<problems_dir>/<id>/problem.toml`. The id must
@@ -762,6 +791,32 @@ pub(crate) fn script_offset(text: &str, span: Range<usize>, line: usize, column:
         }
     }
     (offset + column).min(span.end)
+}
+
+/// Problems for other modules' unit tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A problem whose gate `i + 1` builds on `builds_on[i]` (gate 1's is
+    /// ignored), with paths of `path_length`; one operation, a case each.
+    pub(crate) fn graph_problem(builds_on: &[&[usize]], path_length: usize) -> Problem {
+        let mut text = format!(
+            "format_version = 1\ntitle = \"G\"\nsummary = \"g\"\npath_length = {path_length}\n[ops]\na = {{ gate = 1 }}\n"
+        );
+        for (i, b) in builds_on.iter().enumerate() {
+            text.push_str(&format!(
+                "[[gate]]\ntitle = \"Gate {}\"\nminutes = 5\nstatement = \"s\"\ncase = [{{ name = \"c\", run = \"a()\" }}]\n",
+                i + 1
+            ));
+            if i > 0 {
+                let list: Vec<String> = b.iter().map(|g| g.to_string()).collect();
+                text.push_str(&format!("builds_on = [{}]\n", list.join(", ")));
+            }
+        }
+        parse("g", Path::new("/nonexistent/g"), Path::new("/nonexistent/g/problem.toml"), &text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
 }
 
 #[cfg(test)]

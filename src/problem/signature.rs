@@ -1,11 +1,18 @@
 //! A problem's typed operations: what scripts, generators and `replay` are
 //! checked against, and the schema both sides of the handshake hash.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use harness_contract::{OpSig, Param, Schema};
 
 use crate::problem::ty::Ty;
+
+/// Whether gate `gate`, which builds on `requires`, may use an operation
+/// that gate `op_gate` introduces. (Here, not in `model`, so that `scale`,
+/// which `model` imports, can ask it too without an import circle.)
+pub(crate) fn may_use(requires: &BTreeSet<usize>, gate: usize, op_gate: usize) -> bool {
+    op_gate == gate || requires.contains(&op_gate)
+}
 
 /// One operation's signature.
 #[derive(Clone, Debug)]
@@ -107,10 +114,4 @@ pub(crate) fn parse_params(text: &str) -> std::result::Result<Vec<(String, Ty)>,
         out.push((name.to_string(), ty.parse::<Ty>()?));
     }
     Ok(out)
-}
-
-/// Whether gate `gate`, which builds on the gates `requires`, may use an
-/// operation that gate `op_gate` introduces.
-pub fn may_use(requires: &std::collections::BTreeSet<usize>, gate: usize, op_gate: usize) -> bool {
-    op_gate == gate || requires.contains(&op_gate)
 }

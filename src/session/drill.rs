@@ -139,6 +139,28 @@ pub fn followup_cards(problem: &Problem) -> Vec<Card> {
     cards
 }
 
+/// Leaves out the follow-up cards of the gates of a graph problem the
+/// candidate has never reached (`reports`): which follow-ups a problem has
+/// is for its sessions to reveal. Gate 1 and linear problems keep theirs.
+pub fn reached_only(cards: Vec<Card>, problems: &[Problem], reports: &[crate::session::report::Report]) -> Vec<Card> {
+    let graphs: Vec<(&Problem, crate::session::path::Seen)> =
+        problems.iter().filter(|p| p.is_graph()).map(|p| (p, crate::session::path::seen(&p.id, reports))).collect();
+    cards
+        .into_iter()
+        .filter(|c| {
+            let Some((p, seen)) = graphs.iter().find(|(p, _)| c.problem.as_deref() == Some(p.id.as_str())) else {
+                return true;
+            };
+            // Follow-up ids are `<problem>/g<gate>-<i>`.
+            let gate =
+                c.id.strip_prefix(&format!("{}/g", p.id))
+                    .and_then(|rest| rest.split('-').next())
+                    .and_then(|g| g.parse::<usize>().ok());
+            gate.is_none_or(|g| g == 1 || seen.contains_key(&g))
+        })
+        .collect()
+}
+
 /// Every deck file of `dir` (sorted by name) and the follow-ups of
 /// `problems`. A missing `dir` is an empty source, not an error.
 pub fn load_deck(dir: &Path, problems: &[Problem]) -> Result<Vec<Card>> {
@@ -450,6 +472,29 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_graph_problems_follow_ups_wait_until_their_gate_was_reached() {
+        let p = crate::problem::model::tests_support::graph_problem(&[&[], &[1], &[1]], 2);
+        let card = |id: &str, problem: Option<&str>| Card {
+            id: id.into(),
+            source: String::new(),
+            chapter: None,
+            problem: problem.map(String::from),
+            question: String::new(),
+            answer: String::new(),
+        };
+        let cards =
+            vec![card("g/g1-1", Some("g")), card("g/g2-1", Some("g")), card("g/g3-1", Some("g")), card("q/x", None)];
+        let mut s = crate::session::state::Session::new("g", crate::session::state::Mode::Practice, 2, 60_000, 5);
+        s.path = vec![1, 3];
+        s.gate = 2;
+        let reports = vec![crate::session::report::Report::from_session(&s, &p, 10, None)];
+        let kept: Vec<String> =
+            reached_only(cards.clone(), std::slice::from_ref(&p), &reports).into_iter().map(|c| c.id).collect();
+        assert_eq!(kept, ["g/g1-1", "g/g3-1", "q/x"], "gate 2 was never reached");
+        assert_eq!(reached_only(cards, &[p], &[]).len(), 2, "no reports: gate 1 and the general card");
+    }
 
     const T0: u64 = 1_800_000_000_000;
 

@@ -22,7 +22,13 @@ pub const REPORT_FORMAT_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateReport {
+    /// The problem's gate number (0: a position of the path no gate was
+    /// drawn for yet; it has no title).
     pub gate: usize,
+    /// Its position on the session's path (1-based). 0 in reports written
+    /// before paths, whose gates stood in file order.
+    #[serde(default)]
+    pub position: usize,
     pub title: String,
     pub target_minutes: u32,
     pub passed: bool,
@@ -43,6 +49,15 @@ pub struct GateReport {
     /// cumulative). None in practice, and in reports written before mocks.
     #[serde(default)]
     pub pace_target_ms: Option<u64>,
+}
+
+impl GateReport {
+    /// The number a review shows it by: its position on the path (the
+    /// session's "gate k of n"); its gate number in reports written
+    /// before paths, where the two are the same.
+    pub fn shown(&self) -> usize {
+        if self.position > 0 { self.position } else { self.gate }
+    }
 }
 
 /// A mock session's score, explained.
@@ -72,6 +87,11 @@ pub struct Report {
     pub overtime: bool,
     pub gate_count: usize,
     pub gates_passed: usize,
+    /// The session's path so far (gate numbers in order). Empty in reports
+    /// written before paths: read as the linear one (see [`Report::path`]).
+    #[serde(default)]
+    pub path: Vec<usize>,
+    /// One per position of the path.
     pub gates: Vec<GateReport>,
     pub last_run: Option<RunSummary>,
     pub events: Vec<Event>,
@@ -88,25 +108,41 @@ pub struct Report {
 
 impl Report {
     pub fn from_session(session: &Session, problem: &Problem, now_ms: u64, score: Option<Score>) -> Report {
-        let gates = problem
+        // A linear problem's path is known in full; a graph's is named
+        // only as far as the session reached (a mock draws it whole at the
+        // start, and `--path` fixes it, but a gate ahead stays unnamed).
+        let known = |position: usize| -> Option<&crate::problem::model::Gate> {
+            let number = match session.path.get(position - 1) {
+                _ if !problem.is_graph() => session.gate_at(position),
+                Some(&n) if position <= session.gate => n,
+                _ => return None,
+            };
+            problem.gates.get(number - 1)
+        };
+        let gates = session
             .gates
             .iter()
-            .zip(&session.gates)
-            .map(|(g, stats)| GateReport {
-                gate: g.number,
-                title: g.title.clone(),
-                target_minutes: g.minutes,
-                passed: stats.passed_at_ms.is_some(),
-                time_to_pass_ms: stats.passed_at_ms,
-                builds: stats.builds,
-                failed_builds: stats.failed_builds,
-                test_runs: stats.test_runs,
-                hints_used: stats.hints_used,
-                regressions: stats.regressions,
-                reached: g.number <= session.gate,
-                snapshot: session.snapshots.get(&g.number).cloned(),
-                followups: g.followups.clone(),
-                pace_target_ms: session.pace_ms.get(g.number - 1).copied(),
+            .enumerate()
+            .map(|(i, stats)| {
+                let position = i + 1;
+                let g = known(position);
+                GateReport {
+                    gate: g.map_or(0, |g| g.number),
+                    position,
+                    title: g.map_or_else(|| "not drawn".to_string(), |g| g.title.clone()),
+                    target_minutes: g.map_or(0, |g| g.minutes),
+                    passed: stats.passed_at_ms.is_some(),
+                    time_to_pass_ms: stats.passed_at_ms,
+                    builds: stats.builds,
+                    failed_builds: stats.failed_builds,
+                    test_runs: stats.test_runs,
+                    hints_used: stats.hints_used,
+                    regressions: stats.regressions,
+                    reached: position <= session.gate,
+                    snapshot: session.snapshots.get(&position).cloned(),
+                    followups: g.map_or_else(Vec::new, |g| g.followups.clone()),
+                    pace_target_ms: session.pace_ms.get(i).copied(),
+                }
             })
             .collect();
         Report {
@@ -125,12 +161,33 @@ impl Report {
             overtime: session.overtime,
             gate_count: session.gate_count,
             gates_passed: session.gates_passed(),
+            path: session.unlocked(),
             gates,
             last_run: session.last_run.clone(),
             events: session.events.clone(),
             score,
             metrics: Some(session_metrics(session, problem, now_ms)),
             first_ninety: session.first_ninety.clone(),
+        }
+    }
+
+    /// The session's path: as recorded, or for a report written before
+    /// paths, its gates in file order.
+    pub fn path(&self) -> Vec<usize> {
+        if self.path.is_empty() {
+            self.gates.iter().filter(|g| g.reached).map(|g| g.gate).collect()
+        } else {
+            self.path.clone()
+        }
+    }
+
+    /// Where a gate is listed: "gate 2" for a linear problem, "gate 2
+    /// (#5)" on a graph's path, whose position and number differ.
+    pub fn gate_label(&self, g: &GateReport) -> String {
+        if g.position == 0 || g.position == g.gate || g.gate == 0 {
+            format!("{}", g.position.max(g.gate))
+        } else {
+            format!("{} (#{})", g.position, g.gate)
         }
     }
 
@@ -218,13 +275,19 @@ impl Report {
         };
         let _ = writeln!(
             md,
-            "- {mode} session, started {}\n- status: {status}{}\n- gates passed: {}/{}\n- time: {} of {}",
+            "- {mode} session, started {}\n- status: {status}{}\n- gates passed: {}/{}\n- time: {} of {}{}",
             self.started_at,
             if self.overtime { " (continued in overtime)" } else { "" },
             self.gates_passed,
             self.gate_count,
             fsio::clock(self.elapsed_ms),
-            fsio::clock(self.budget_ms)
+            fsio::clock(self.budget_ms),
+            if self.path.iter().enumerate().any(|(i, &g)| g != i + 1) {
+                let p: Vec<String> = self.path.iter().map(|g| g.to_string()).collect();
+                format!("\n- path: gates {}", p.join(", "))
+            } else {
+                String::new()
+            }
         );
         if let Some(score) = &self.score {
             let _ = writeln!(md, "- score: {:.1} of 100 (+ up to 10 for finishing early)", score.total);
@@ -251,7 +314,13 @@ impl Report {
             let _ = writeln!(
                 md,
                 "| {} | {} | {at} | {target} | {} | {} | {} | {} | {} |",
-                g.gate, g.title, g.builds, g.failed_builds, g.test_runs, g.hints_used, g.regressions
+                self.gate_label(g),
+                g.title,
+                g.builds,
+                g.failed_builds,
+                g.test_runs,
+                g.hints_used,
+                g.regressions
             );
         }
         self.numbers_markdown(&mut md);
@@ -289,7 +358,7 @@ impl Report {
         }
         for g in &self.gates {
             if let Some(files) = &g.snapshot {
-                let _ = writeln!(md, "\n## Solution when gate {} passed\n", g.gate);
+                let _ = writeln!(md, "\n## Solution when gate {} passed\n", self.gate_label(g));
                 for f in files {
                     let lang = if f.path.ends_with(".rs") { "rust" } else { "toml" };
                     let _ = writeln!(md, "`{}`\n\n```{lang}\n{}\n```\n", f.path, f.content.trim_end());
@@ -307,7 +376,9 @@ impl Report {
                     let _ = writeln!(
                         md,
                         "- **Gate {}: {}**\n  <details><summary>model answer</summary>{}</details>",
-                        g.gate, f.question, f.answer
+                        self.gate_label(g),
+                        f.question,
+                        f.answer
                     );
                 }
             }
@@ -405,7 +476,7 @@ pub fn load_state(reports_dir: &Path, problem: &str) -> Result<Option<Session>> 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    let session: Session = serde_json::from_str(&text).map_err(|e| {
+    let mut session: Session = serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
             "{}:{}:{}: {e} (start with --fresh to begin a new session; the file is kept)",
             path.display(),
@@ -413,6 +484,7 @@ pub fn load_state(reports_dir: &Path, problem: &str) -> Result<Option<Session>> 
             e.column()
         )
     })?;
+    session.upgrade();
     Ok(Some(session))
 }
 

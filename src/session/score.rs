@@ -19,7 +19,7 @@ pub fn score(session: &Session) -> Score {
     let mut total = passed as f64 * per_gate;
     if session.status != Status::Completed
         && let Some(run) = &session.last_run
-        && let Some(&(gate, ok, all)) = run.gates.iter().find(|(g, _, _)| *g == session.gate)
+        && let Some(&(gate, ok, all)) = run.gates.iter().find(|(g, _, _)| *g == session.current_gate())
         && all > 0
         && passed < session.gate_count
     {

@@ -139,9 +139,21 @@ pub struct Session {
     pub mode: Mode,
     pub started_at_ms: u64,
     pub budget_ms: u64,
-    /// The highest unlocked gate (1-based).
+    /// The position on the path of the highest unlocked gate (1-based):
+    /// "gate k of `gate_count`". Per-gate counters, snapshots and the
+    /// `gate` of events are by position too; `path` says which gate of the
+    /// problem stands at each.
     pub gate: usize,
     pub gate_count: usize,
+    /// The path so far: the problem's gate numbers in the order they were
+    /// unlocked (`path[k - 1]` is at position k). It grows when a gate
+    /// passes and the next is drawn. Empty in session files written before
+    /// paths: [`Session::upgrade`] reads those as the linear path.
+    #[serde(default)]
+    pub path: Vec<usize>,
+    /// The seed of this session's draws (`session::path::draw`).
+    #[serde(default)]
+    pub draw_seed: u64,
     pub status: Status,
     /// The candidate chose to keep going after the budget ran out.
     pub overtime: bool,
@@ -221,6 +233,8 @@ impl Session {
             budget_ms,
             gate: 1,
             gate_count,
+            path: vec![1],
+            draw_seed: now_ms,
             status: Status::Running,
             overtime: false,
             ended_at_ms: None,
@@ -234,6 +248,30 @@ impl Session {
         };
         s.log(now_ms, EventKind::Started);
         s
+    }
+
+    /// The problem's gate number at `position` (1-based) of the path; the
+    /// linear one where the path does not say (not drawn yet).
+    pub fn gate_at(&self, position: usize) -> usize {
+        self.path.get(position.wrapping_sub(1)).copied().unwrap_or(position)
+    }
+
+    /// The gate being worked on: its number in the problem.
+    pub fn current_gate(&self) -> usize {
+        self.gate_at(self.gate.clamp(1, self.gate_count.max(1)))
+    }
+
+    /// The path's first `gate` gates: what a run judges.
+    pub fn unlocked(&self) -> Vec<usize> {
+        (1..=self.gate.min(self.gate_count)).map(|p| self.gate_at(p)).collect()
+    }
+
+    /// A session written before paths were kept walked the gates in file
+    /// order: give it that path.
+    pub fn upgrade(&mut self) {
+        if self.path.is_empty() {
+            self.path = (1..=self.gate.clamp(1, self.gate_count.max(1))).collect();
+        }
     }
 
     pub fn elapsed_ms(&self, now_ms: u64) -> u64 {
@@ -295,11 +333,24 @@ impl Session {
         }
     }
 
-    /// Records a judged run of gates `1..=outcomes.len()` and advances.
-    /// A gate that passed before and fails now is a regression (reported
-    /// once, when it starts failing). The current gate passes when it and
-    /// every earlier gate pass in the same run.
+    /// [`Session::on_run_drawing`] for a linear problem: the next gate is
+    /// the one after the current gate's number.
     pub fn on_run(&mut self, now_ms: u64, outcomes: &[GateOutcome]) -> Vec<Transition> {
+        self.on_run_drawing(now_ms, outcomes, |path| path.last().map_or(1, |g| g + 1))
+    }
+
+    /// Records a judged run of the path's first `outcomes.len()` gates (in
+    /// path order) and advances: when the current gate passes, `draw`
+    /// picks the next gate from the path so far, and it is added to the
+    /// path. A gate that passed before and fails now is a regression
+    /// (reported once, when it starts failing). The current gate passes
+    /// when it and every earlier gate pass in the same run.
+    pub fn on_run_drawing(
+        &mut self,
+        now_ms: u64,
+        outcomes: &[GateOutcome],
+        draw: impl FnOnce(&[usize]) -> usize,
+    ) -> Vec<Transition> {
         let mut out = Vec::new();
         if !self.is_running() {
             return out;
@@ -308,18 +359,18 @@ impl Session {
         let passed_cases = outcomes.iter().map(|o| o.passed as u32).sum();
         let total_cases = outcomes.iter().map(|o| o.total as u32).sum();
         let gates_passed = outcomes.iter().take_while(|o| o.all_passed()).count() as u32;
-        let current_passed = outcomes.iter().find(|o| o.gate == self.gate).map_or(0, |o| o.passed as u32);
+        let current_passed = outcomes.get(self.gate - 1).map_or(0, |o| o.passed as u32);
         self.log(now_ms, EventKind::TestRun { passed_cases, total_cases, gates_passed, current_passed });
-        for o in outcomes {
-            let i = o.gate - 1;
+        for (i, o) in outcomes.iter().enumerate() {
+            let position = i + 1;
             if i >= self.gate_count {
                 continue;
             }
             let now_passing = o.all_passed();
-            if o.gate < self.gate && self.gates[i].passed_at_ms.is_some() && self.passing[i] && !now_passing {
+            if position < self.gate && self.gates[i].passed_at_ms.is_some() && self.passing[i] && !now_passing {
                 self.gates[i].regressions += 1;
-                self.log(now_ms, EventKind::Regression { gate: o.gate });
-                out.push(Transition::Regression { gate: o.gate });
+                self.log(now_ms, EventKind::Regression { gate: position });
+                out.push(Transition::Regression { gate: position });
             }
             self.passing[i] = now_passing;
         }
@@ -339,6 +390,11 @@ impl Session {
                 out.push(Transition::Completed);
             } else {
                 self.gate += 1;
+                if self.path.len() < self.gate {
+                    self.path.truncate(self.gate - 1);
+                    let next = draw(&self.path);
+                    self.path.push(next);
+                }
             }
         }
         out
@@ -506,6 +562,38 @@ mod tests {
         s.on_resume(T0 + 9 * MIN);
         assert_eq!(s.events.last().unwrap().kind, EventKind::Resumed);
         assert_eq!(s.events[s.events.len() - 2].kind, EventKind::Quit, "a quit is no interruption");
+    }
+
+    #[test]
+    fn the_path_grows_by_the_draw_when_a_gate_passes_and_old_files_read_as_linear() {
+        let mut s = Session::new("p", Mode::Practice, 3, 60 * MIN, T0);
+        assert_eq!(s.path, vec![1]);
+        let outcomes = [GateOutcome { gate: 1, passed: 2, total: 2 }];
+        s.on_run_drawing(T0 + MIN, &outcomes, |path| {
+            assert_eq!(path, [1]);
+            5
+        });
+        assert_eq!((s.gate, s.path.clone(), s.current_gate()), (2, vec![1, 5], 5));
+        assert_eq!(s.unlocked(), vec![1, 5]);
+        // Outcomes come in path order: position 2 is gate 5.
+        let t = s.on_run_drawing(
+            T0 + 2 * MIN,
+            &[GateOutcome { gate: 1, passed: 2, total: 2 }, GateOutcome { gate: 5, passed: 1, total: 1 }],
+            |_| 3,
+        );
+        assert_eq!(t, vec![Transition::GatePassed { gate: 2, split_ms: 2 * MIN }]);
+        assert_eq!(s.path, vec![1, 5, 3]);
+        // A path given in full is walked, not drawn.
+        let mut forced = Session::new("p", Mode::Practice, 2, 60 * MIN, T0);
+        forced.path = vec![1, 4];
+        forced.on_run_drawing(T0 + MIN, &outcomes, |_| panic!("no draw on a forced path"));
+        assert_eq!(forced.current_gate(), 4);
+        // A file from before paths: no `path` key.
+        let mut v = serde_json::to_value(&s).unwrap();
+        v.as_object_mut().unwrap().remove("path");
+        let mut old: Session = serde_json::from_value(v).unwrap();
+        old.upgrade();
+        assert_eq!(old.path, vec![1, 2, 3]);
     }
 
     #[test]

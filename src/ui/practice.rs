@@ -33,7 +33,7 @@ use app::{App, Effect, Msg, RunnerMsg};
 
 /// Commands to the runner thread.
 enum RunnerCmd {
-    Run { upto: usize, cancel: Arc<AtomicBool> },
+    Run { path: Vec<usize>, cancel: Arc<AtomicBool> },
 }
 
 /// Restores the terminal however the session ends (an error included; a
@@ -88,6 +88,10 @@ pub fn run(
     let lib = fsio::shown(&solution_dir.join("src/lib.rs"));
     let mut app = App::new(problem, session, solution_dir, fsio::now_ms());
     app.intro = notes;
+    if app.problem.is_graph() {
+        let (reports, _) = crate::session::report::load_all(&config.reports_dir);
+        app.seen = crate::session::path::seen(&app.problem.id, &reports);
+    }
     app.intro.push(format!("your solution: {lib} (every save is judged)"));
     if !app.session.is_running() {
         app.report_path = Some(write_report(config, &app)?);
@@ -162,7 +166,7 @@ pub fn run(
             }
             for effect in app.update(msg) {
                 match effect {
-                    Effect::Run { upto } => {
+                    Effect::Run { path } => {
                         trace::mark("run-requested");
                         // Anything the runner still does for an older run
                         // (shrinking its failures) is stale now.
@@ -171,7 +175,7 @@ pub fn run(
                         }
                         let flag = Arc::new(AtomicBool::new(false));
                         cancel = Some(flag.clone());
-                        let _ = cmd_tx.send(RunnerCmd::Run { upto, cancel: flag });
+                        let _ = cmd_tx.send(RunnerCmd::Run { path, cancel: flag });
                     }
                     Effect::Cancel => {
                         if let Some(flag) = &cancel {
@@ -307,8 +311,10 @@ fn runner(
     let send = |m: RunnerMsg| {
         let _ = tx.send(Msg::Runner(m));
     };
-    let gates = problem.gates.len();
-    let judge = match Judge::new(config, problem, gates, None) {
+    // Every gate is prepared: which follow-ups the path holds is drawn as
+    // the session goes (a linear problem's path is all of its gates).
+    let gates: Vec<usize> = (1..=problem.gates.len()).collect();
+    let judge = match Judge::new(config, problem, &gates, None) {
         Ok(j) => Arc::new(j),
         Err(e) => return send(RunnerMsg::Failed(format!("{e:#}"))),
     };
@@ -327,7 +333,7 @@ fn runner(
         while let Ok(next) = rx.try_recv() {
             cmd = next;
         }
-        let RunnerCmd::Run { upto, cancel } = cmd;
+        let RunnerCmd::Run { path, cancel } = cmd;
         trace::mark("build-start");
         send(RunnerMsg::Compiling);
         let sources: Vec<SourceFile> =
@@ -374,7 +380,7 @@ fn runner(
                 send(RunnerMsg::Settled(Box::new(eval.clone())));
             }
         };
-        let result = judge.judge_build(build, upto, &cancel, &progress, Some(&stages));
+        let result = judge.judge_build(build, &path, &cancel, &progress, Some(&stages));
         trace::mark("run-end");
         match (result, cancel.load(Ordering::Relaxed)) {
             // Once the outcome is settled, what remains (shrinking) only

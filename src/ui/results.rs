@@ -80,10 +80,15 @@ fn kind_label(case: &Case) -> String {
 }
 
 /// The human-readable report of `check`.
-pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String {
+/// `path` is the path judged (`eval` covers it, or its first gates).
+pub fn render_text(problem: &Problem, eval: &Evaluation, path: &[usize], color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", p.c("1", &problem.id), problem.title);
+    if problem.is_graph() {
+        let shown: Vec<String> = path.iter().map(|g| g.to_string()).collect();
+        let _ = writeln!(out, "path: {}", shown.join(","));
+    }
     if !eval.build.ok {
         let _ = writeln!(out, "build: {} ({:.2} s)\n", p.c("1;31", "FAILED"), eval.build.duration.as_secs_f64());
         if let Some(f) = &eval.build.failure {
@@ -96,7 +101,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
                 out.push_str(&strip_ansi(&d.rendered));
             }
         }
-        let _ = writeln!(out, "\nresult: compile_error — 0/{} gates passed", problem.gates.len());
+        let _ = writeln!(out, "\nresult: compile_error — 0/{} gates passed", path.len());
         return out;
     }
     let warnings = eval.build.diagnostics.iter().filter(|d| d.level == "warning").count();
@@ -107,7 +112,8 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
         if warnings > 0 { format!(", {warnings} warning(s)") } else { String::new() },
         eval.run_time.as_secs_f64()
     );
-    for g in &eval.gates {
+    let graph = problem.is_graph();
+    for (i, g) in eval.gates.iter().enumerate() {
         let status = if g.all_passed() { p.c("1;32", "passed") } else { p.c("1;31", "FAILED") };
         let counts = if g.scale.is_empty() && g.scale_skipped.is_empty() {
             format!("{}/{}", g.passed, g.total)
@@ -115,7 +121,11 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
             let ok = g.scale.iter().filter(|s| s.passed()).count();
             format!("{}/{} · cost {ok}/{}", g.cases_passed(), g.cases_total(), g.scale.len() + g.scale_skipped.len())
         };
-        let _ = writeln!(out, "\ngate {}  {:<36} {status}  {counts}", g.gate, g.title);
+        if graph {
+            let _ = writeln!(out, "\ngate {} (#{})  {:<31} {status}  {counts}", i + 1, g.gate, g.title);
+        } else {
+            let _ = writeln!(out, "\ngate {}  {:<36} {status}  {counts}", g.gate, g.title);
+        }
         scale_text(&mut out, &p, g);
         for (case, r) in &g.failures {
             let _ = writeln!(
@@ -163,11 +173,12 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
         }
     }
     let passed = eval.gates_passed();
-    // `--gate N` judges gates 1..=N: "all" would claim the ones it skipped.
-    let verdict = if eval.all_passed() && eval.gates.len() == problem.gates.len() {
+    // `--gate N` judges the path's first N gates: "all" would claim the
+    // ones it skipped.
+    let verdict = if eval.all_passed() && eval.gates.len() == path.len() && path.len() == problem.path_length {
         p.c("1;32", "all gates passed")
     } else if eval.all_passed() {
-        p.c("1;32", &format!("gates 1–{} passed (of {})", eval.gates.len(), problem.gates.len()))
+        p.c("1;32", &format!("gates 1–{} passed (of {})", eval.gates.len(), problem.path_length))
     } else {
         format!("{passed}/{} gates passed", eval.gates.len())
     };
@@ -251,11 +262,13 @@ pub fn ops_json(result: &CaseResult) -> Json {
 }
 
 /// The `--json` report of `check`.
-pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluation) -> Json {
+/// `path` is the path judged (`eval` covers it, or its first gates).
+pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluation, path: &[usize]) -> Json {
     let gates: Vec<Json> = eval
         .gates
         .iter()
-        .map(|g| {
+        .enumerate()
+        .map(|(i, g)| {
             let failures: Vec<Json> = g
                 .failures
                 .iter()
@@ -277,6 +290,7 @@ pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluat
                 .collect();
             json!({
                 "gate": g.gate,
+                "position": i + 1,
                 "title": g.title,
                 "passed": g.all_passed(),
                 "cases_total": g.cases_total(),
@@ -290,6 +304,7 @@ pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluat
     json!({
         "format_version": CHECK_FORMAT_VERSION,
         "problem": problem.id,
+        "path": path,
         "solution": solution.display().to_string(),
         "build": {
             "ok": eval.build.ok,

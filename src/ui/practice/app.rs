@@ -96,9 +96,9 @@ pub enum Msg {
 
 #[derive(Debug, PartialEq)]
 pub enum Effect {
-    /// Build and judge gates `1..=upto` now.
+    /// Build and judge these gates (the path's unlocked ones, in order) now.
     Run {
-        upto: usize,
+        path: Vec<usize>,
     },
     /// Abandon the run in progress (a newer one is queued).
     Cancel,
@@ -155,6 +155,9 @@ pub struct App {
     /// solution created or moved, where the solution is): shown on the
     /// first screen until the first key or save.
     pub intro: Vec<String>,
+    /// The gates of this problem the candidate reached in earlier sessions
+    /// (from `reports/`), for drawing the next follow-up.
+    pub seen: crate::session::path::Seen,
 }
 
 const NOTICE_MS: u64 = 6_000;
@@ -186,7 +189,14 @@ impl App {
             error: None,
             frame: 0,
             intro: Vec::new(),
+            seen: Default::default(),
         }
+    }
+
+    /// Where gate number `gate` stands on the session's path (1-based);
+    /// its number when it is not on it (a linear problem's are the same).
+    pub fn position_of(&self, gate: usize) -> usize {
+        self.session.path.iter().position(|&g| g == gate).map_or(gate, |i| i + 1)
     }
 
     /// Brings `session.last_run` up to date with the verdict on screen.
@@ -222,7 +232,7 @@ impl App {
     }
 
     pub fn hints(&self) -> &[String] {
-        self.problem.gates.get(self.session.gate - 1).map_or(&[], |g| g.hints.as_slice())
+        self.problem.gates.get(self.session.current_gate() - 1).map_or(&[], |g| g.hints.as_slice())
     }
 
     /// Whether the session has ended and no longer judges saves.
@@ -245,7 +255,7 @@ impl App {
             }
             Runner::Idle => {
                 self.runner = Runner::Compiling { since_ms: self.now_ms };
-                vec![Effect::Run { upto: self.session.gate }]
+                vec![Effect::Run { path: self.session.unlocked() }]
             }
         }
     }
@@ -423,7 +433,13 @@ impl App {
             return fx;
         }
         let before = self.session.gate;
-        for t in self.session.on_run(self.now_ms, &outcomes) {
+        let (problem, seen, seed) = (&self.problem, &self.seen, self.session.draw_seed);
+        // The next gate is drawn when the current one passes; a path given
+        // in full (`--path`) is only walked.
+        let draw = |path: &[usize]| {
+            crate::session::path::draw(problem, path, seen, seed).unwrap_or_else(|| path.last().map_or(1, |g| g + 1))
+        };
+        for t in self.session.on_run_drawing(self.now_ms, &outcomes, draw) {
             match t {
                 Transition::GatePassed { gate, split_ms } => {
                     self.intro.clear();

@@ -181,7 +181,8 @@ fn pane(title: Line<'static>, focused: bool) -> Block<'static> {
 
 fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
     let n = app.statement_gate;
-    let gate = &app.problem.gates[n - 1];
+    // `n` is a position on the session's path; the gate there is drawn.
+    let gate = &app.problem.gates[app.session.gate_at(n) - 1];
     let mut title =
         vec![Span::styled(format!(" Gate {n}: {} ", gate.title), Style::default().add_modifier(Modifier::BOLD))];
     if app.session.gate > 1 {
@@ -315,7 +316,8 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     }
     for g in eval.gates.iter().skip(if collapsed >= 2 { collapsed } else { 0 }) {
         let passed = g.all_passed();
-        let regressed = !passed && app.session.gates.get(g.gate - 1).is_some_and(|s| s.passed_at_ms.is_some());
+        let position = app.position_of(g.gate);
+        let regressed = !passed && app.session.gates.get(position - 1).is_some_and(|s| s.passed_at_ms.is_some());
         let (mark, style) = if passed {
             ("✓", Style::default().fg(Color::Green))
         } else if g.measuring() && g.failures.is_empty() {
@@ -324,7 +326,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
             ("✗", Style::default().fg(Color::Red))
         };
         // The counts come before the title, so a narrow pane cuts the title.
-        let head = format!("{mark} gate {} ", g.gate);
+        let head = format!("{mark} gate {position} ");
         // While its cost is measured, a gate counts its cases alone.
         let (passed_n, total_n) = if g.measuring() { (g.cases_passed(), g.cases_total()) } else { (g.passed, g.total) };
         let counts = format!("{:>7} ", format!("{passed_n}/{total_n}"));
@@ -361,7 +363,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         let selected = i == app.selected;
         let style = if selected { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
         let verdict = format!(" {}", r.verdict);
-        let prefix = format!("g{} ", case.gate);
+        let prefix = format!("g{} ", app.position_of(case.gate));
         let room = width.saturating_sub(2 + prefix.chars().count() + verdict.chars().count());
         top.push(Line::from(vec![
             Span::styled(if selected { "› " } else { "  " }, style),
@@ -658,16 +660,29 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
         format!("gate {:<tw$} {:>9}  {:>9}  builds  hints", "", "passed at", if mock { "target by" } else { "target" }),
         Style::default().fg(Color::DarkGray),
     ));
-    for (g, stats) in app.problem.gates.iter().zip(&s.gates) {
-        let at = stats.passed_at_ms.map_or_else(|| "—".to_string(), clock);
-        let target = match s.pace_ms.get(g.number - 1) {
-            Some(&pace) => clock(pace),
-            None => format!("{} min", g.minutes),
+    for (i, stats) in s.gates.iter().enumerate() {
+        let position = i + 1;
+        // A graph's gates beyond the path drawn so far stay unnamed: which
+        // follow-up would have come is itself a spoiler.
+        let drawn = if !app.problem.is_graph() {
+            Some(position)
+        } else if position <= s.gate {
+            s.path.get(i).copied()
+        } else {
+            None
         };
+        let g = drawn.and_then(|n| app.problem.gates.get(n - 1));
+        let at = stats.passed_at_ms.map_or_else(|| "—".to_string(), clock);
+        let target = match (s.pace_ms.get(i), g) {
+            (Some(&pace), _) => clock(pace),
+            (None, Some(g)) => format!("{} min", g.minutes),
+            (None, None) => "—".to_string(),
+        };
+        let title = g.map_or("(not reached)", |g| g.title.as_str());
         lines.push(Line::from(format!(
             "{:>4} {:<tw$} {at:>9}  {target:>9}  {:>6}  {:>5}",
-            g.number,
-            truncate(&g.title, tw),
+            position,
+            truncate(title, tw),
             stats.builds,
             stats.hints_used
         )));
@@ -690,7 +705,8 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
             lines.push(Line::from(format!("  {l}")));
         }
     }
-    let questions: usize = app.problem.gates.iter().take(s.gate.min(s.gate_count)).map(|g| g.followups.len()).sum();
+    let reached = s.unlocked();
+    let questions: usize = app.problem.gates_of(&reached).map(|g| g.followups.len()).sum();
     if questions > 0 && !s.is_running() {
         lines.push(Line::default());
         lines.push(Line::styled(

@@ -123,7 +123,7 @@ impl Review {
                 r.gates
                     .iter()
                     .filter(|g| g.reached)
-                    .flat_map(|g| g.followups.iter().map(move |f| (g.gate, f)))
+                    .flat_map(|g| g.followups.iter().map(move |f| (g.shown(), f)))
                     .collect()
             })
             .unwrap_or_default()

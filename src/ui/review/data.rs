@@ -318,7 +318,7 @@ pub fn gate_timings(r: &Report) -> Vec<GateTiming> {
                 None => None,
             };
             let timing = GateTiming {
-                gate: g.gate,
+                gate: g.shown(),
                 title: g.title.clone(),
                 reached: g.reached,
                 passed: g.time_to_pass_ms.is_some(),
@@ -359,7 +359,7 @@ pub fn bar(value: u64, target: u64, scale: u64, width: usize) -> (usize, usize) 
 
 /// The gates whose snapshot the report keeps: (gate, passed at, files).
 pub fn snapshots(r: &Report) -> Vec<(usize, Option<u64>, &[SourceFile])> {
-    r.gates.iter().filter_map(|g| g.snapshot.as_deref().map(|files| (g.gate, g.time_to_pass_ms, files))).collect()
+    r.gates.iter().filter_map(|g| g.snapshot.as_deref().map(|files| (g.shown(), g.time_to_pass_ms, files))).collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -488,6 +488,7 @@ mod tests {
     fn gate(n: usize, minutes: u32, at: Option<u64>, reached: bool) -> GateReport {
         GateReport {
             gate: n,
+            position: n,
             title: format!("Gate {n}"),
             target_minutes: minutes,
             passed: at.is_some(),
@@ -521,6 +522,7 @@ mod tests {
             overtime: false,
             gate_count: gates.len(),
             gates_passed: gates.iter().filter(|g| g.passed).count(),
+            path: Vec::new(),
             gates,
             last_run: None,
             events: events.into_iter().map(|(at_ms, kind)| Event { at_ms, kind }).collect(),

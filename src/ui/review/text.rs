@@ -55,6 +55,7 @@ pub fn list_json(reports: &[&Report]) -> Json {
                     "started_at": r.started_at,
                     "gates_passed": r.gates_passed,
                     "gate_count": r.gate_count,
+                    "path": r.path(),
                     "elapsed_ms": r.elapsed_ms,
                     "budget_ms": r.budget_ms,
                     "score": r.score.as_ref().map(|s| s.total),

@@ -368,7 +368,7 @@ fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     let plural = |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     for g in r.gates.iter().filter(|g| g.reached) {
         lines.push(Line::from(vec![
-            Span::styled(format!("g{} ", g.gate), bold()),
+            Span::styled(format!("g{} ", g.shown()), bold()),
             Span::raw(format!(
                 "{} ({} failed) · {} · {} · {}",
                 plural(g.builds, "build", "builds"),
