@@ -27,6 +27,8 @@ crate::error_kinds! {
         Finished = "finished",
         /// Gate 4: no transaction was ever begun with this id.
         UnknownTxn = "unknown_txn",
+        /// Gate 6: the snapshot fell too far behind the current version.
+        Expired = "expired",
     }
 }
 
@@ -113,6 +115,21 @@ pub trait VersionedKv {
     fn abort(&mut self, txn: u64) -> Result<(), KvError> {
         not_implemented("abort")
     }
+
+    // Gate 5: a change feed.
+
+    /// The keys written after version `from` and up to version `to`, sorted.
+    fn changes(&self, from: u64, to: u64) -> Vec<String> {
+        not_implemented("changes")
+    }
+
+    // Gate 6: snapshot expiry.
+
+    /// Sets how many versions a snapshot may fall behind; returns how many
+    /// snapshots this expired.
+    fn set_snapshot_limit(&mut self, limit: u64) -> usize {
+        not_implemented("set_snapshot_limit")
+    }
 }
 
 crate::contract! {
@@ -136,4 +153,6 @@ crate::contract! {
     fn txn_delete(txn: u64, key: String) -> Result<(), KvError>;
     fn commit(txn: u64) -> Result<u64, KvError>;
     fn abort(txn: u64) -> Result<(), KvError>;
+    fn changes(from: u64, to: u64) -> Vec<String>;
+    fn set_snapshot_limit(limit: u64) -> usize;
 }

@@ -6,10 +6,16 @@
 //! sorted. Snapshots and transactions are kept only while live; an id is
 //! known as issued by comparing it with a counter.
 //!
+//! The change feed is a `BTreeMap` from version to the keys written at it,
+//! read with a range. Snapshot expiry is eager, where the reference's is
+//! lazy: live snapshots are also indexed by pin, and every write pops the
+//! ones that fell too far behind from the front of that index.
+//!
 //! The scale stress test runs it through every scale check next to the
 //! reference: a correct design with other constant factors must pass.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 
 use harness_contract::versioned_kv::{KvError, VersionedKv};
 
@@ -22,8 +28,14 @@ struct Txn {
 
 pub struct Store {
     keys: BTreeMap<String, BTreeMap<u64, Option<i64>>>,
+    /// Version → the keys written at it.
+    written: BTreeMap<u64, Vec<String>>,
     version: u64,
+    /// Live snapshots: id → pin, and the same as (pin, id) in pin order.
     snapshots: HashMap<u64, u64>,
+    by_pin: BTreeSet<(u64, u64)>,
+    expired: HashSet<u64>,
+    limit: Option<u64>,
     snapshots_made: u64,
     txns: HashMap<u64, Txn>,
     txns_made: u64,
@@ -36,8 +48,26 @@ impl Store {
 
     fn write(&mut self, key: String, value: Option<i64>) -> u64 {
         self.version += 1;
+        self.written.entry(self.version).or_default().push(key.clone());
         self.keys.entry(key).or_default().insert(self.version, value);
+        self.expire();
         self.version
+    }
+
+    /// Expires every live snapshot older than the limit; returns how many.
+    fn expire(&mut self) -> usize {
+        let Some(limit) = self.limit else { return 0 };
+        let mut count = 0;
+        while let Some(&(pin, id)) = self.by_pin.first() {
+            if self.version - pin <= limit {
+                break;
+            }
+            self.by_pin.pop_first();
+            self.snapshots.remove(&id);
+            self.expired.insert(id);
+            count += 1;
+        }
+        count
     }
 
     fn txn(&mut self, id: u64) -> Result<&mut Txn, KvError> {
@@ -52,8 +82,12 @@ impl VersionedKv for Store {
     fn new() -> Self {
         Store {
             keys: BTreeMap::new(),
+            written: BTreeMap::new(),
             version: 0,
             snapshots: HashMap::new(),
+            by_pin: BTreeSet::new(),
+            expired: HashSet::new(),
+            limit: None,
             snapshots_made: 0,
             txns: HashMap::new(),
             txns_made: 0,
@@ -87,19 +121,24 @@ impl VersionedKv for Store {
     fn snapshot(&mut self) -> u64 {
         self.snapshots_made += 1;
         self.snapshots.insert(self.snapshots_made, self.version);
+        self.by_pin.insert((self.version, self.snapshots_made));
         self.snapshots_made
     }
 
     fn snapshot_get(&self, snapshot: u64, key: String) -> Result<Option<i64>, KvError> {
         match self.snapshots.get(&snapshot) {
             Some(&version) => Ok(self.at(&key, version)),
+            None if self.expired.contains(&snapshot) => Err(KvError::Expired),
             None if snapshot >= 1 && snapshot <= self.snapshots_made => Err(KvError::Released),
             None => Err(KvError::UnknownSnapshot),
         }
     }
 
     fn release(&mut self, snapshot: u64) -> bool {
-        self.snapshots.remove(&snapshot).is_some()
+        match self.snapshots.remove(&snapshot) {
+            Some(pin) => self.by_pin.remove(&(pin, snapshot)),
+            None => false,
+        }
     }
 
     fn compact(&mut self) -> usize {
@@ -107,11 +146,23 @@ impl VersionedKv for Store {
         pins.insert(self.version);
         pins.extend(self.txns.values().map(|t| t.start));
         let mut dropped = 0;
-        for entries in self.keys.values_mut() {
+        for (key, entries) in self.keys.iter_mut() {
             let keep: HashSet<u64> =
                 pins.iter().filter_map(|&pin| entries.range(..=pin).next_back().map(|(v, _)| *v)).collect();
             let before = entries.len();
-            entries.retain(|v, _| keep.contains(v));
+            let written = &mut self.written;
+            entries.retain(|v, _| {
+                let kept = keep.contains(v);
+                if !kept {
+                    // The feed forgets what history forgets.
+                    let keys = written.get_mut(v).expect("every write is in the feed");
+                    keys.retain(|k| k != key);
+                    if keys.is_empty() {
+                        written.remove(v);
+                    }
+                }
+                kept
+            });
             dropped += before - entries.len();
         }
         dropped
@@ -158,8 +209,13 @@ impl VersionedKv for Store {
         }
         self.version += 1;
         for (key, value) in t.writes {
+            let keys = self.written.entry(self.version).or_default();
+            if !keys.contains(&key) {
+                keys.push(key.clone());
+            }
             self.keys.entry(key).or_default().insert(self.version, value);
         }
+        self.expire();
         Ok(self.version)
     }
 
@@ -167,6 +223,21 @@ impl VersionedKv for Store {
         self.txn(txn)?;
         self.txns.remove(&txn);
         Ok(())
+    }
+
+    fn changes(&self, from: u64, to: u64) -> Vec<String> {
+        // `BTreeMap::range` panics on a range that starts after it ends.
+        if from >= to {
+            return Vec::new();
+        }
+        let keys: BTreeSet<&String> =
+            self.written.range((Bound::Excluded(from), Bound::Included(to))).flat_map(|(_, keys)| keys).collect();
+        keys.into_iter().cloned().collect()
+    }
+
+    fn set_snapshot_limit(&mut self, limit: u64) -> usize {
+        self.limit = Some(limit);
+        self.expire()
     }
 }
 

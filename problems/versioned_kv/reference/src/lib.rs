@@ -5,6 +5,10 @@
 //! predecessor query: a binary search for the last entry at or before it.
 //! One global counter numbers every write, which makes a snapshot a single
 //! integer and lets a transaction commit all its writes at one version.
+//! Because versions only grow, a second append-only list of `(version, key)`
+//! is sorted for free too: the change feed is two binary searches into it.
+//! Snapshot expiry is lazy: whether a live snapshot is too old is computed
+//! from its pin when asked, so no write has to visit the snapshots.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -27,6 +31,15 @@ impl Slot {
     }
 }
 
+/// A snapshot's state. A live one may have expired since: see
+/// [`Store::is_expired`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Snap {
+    Live(u64),
+    Released,
+    Expired,
+}
+
 struct Txn {
     start: u64,
     reads: BTreeSet<String>,
@@ -36,9 +49,14 @@ struct Txn {
 
 pub struct Store {
     history: HashMap<String, Vec<(u64, Slot)>>,
+    /// Every write as `(version, key)`, in version order (a commit's writes
+    /// share a version); compaction drops the writes it drops from history.
+    log: Vec<(u64, String)>,
     version: u64,
-    /// Index `id - 1`; `None` once released.
-    snapshots: Vec<Option<u64>>,
+    /// Index `id - 1`.
+    snapshots: Vec<Snap>,
+    /// The snapshot age limit, once set.
+    limit: Option<u64>,
     /// Index `id - 1`.
     txns: Vec<Txn>,
     /// For the oracle only: the current version and the pins of every
@@ -56,8 +74,30 @@ impl Store {
 
     fn write(&mut self, key: String, slot: Slot) -> u64 {
         self.version += 1;
+        self.log.push((self.version, key.clone()));
         self.history.entry(key).or_default().push((self.version, slot));
         self.version
+    }
+
+    /// Whether a live snapshot pinned at `pin` is too old: its age, the
+    /// version minus its pin (never negative), is over the limit.
+    fn is_expired(&self, pin: u64) -> bool {
+        self.limit.is_some_and(|limit| self.version - pin > limit)
+    }
+
+    /// Marks every live snapshot that is too old under the current limit as
+    /// expired for good (before the limit changes); returns how many.
+    fn settle_expiry(&mut self) -> usize {
+        let mut expired = 0;
+        for i in 0..self.snapshots.len() {
+            if let Snap::Live(pin) = self.snapshots[i]
+                && self.is_expired(pin)
+            {
+                self.snapshots[i] = Snap::Expired;
+                expired += 1;
+            }
+        }
+        expired
     }
 
     fn last_write(&self, key: &str) -> u64 {
@@ -80,8 +120,10 @@ impl VersionedKv for Store {
     fn new() -> Self {
         Store {
             history: HashMap::new(),
+            log: Vec::new(),
             version: 0,
             snapshots: Vec::new(),
+            limit: None,
             txns: Vec::new(),
             compactions: Vec::new(),
         }
@@ -122,23 +164,30 @@ impl VersionedKv for Store {
     }
 
     fn snapshot(&mut self) -> u64 {
-        self.snapshots.push(Some(self.version));
+        self.snapshots.push(Snap::Live(self.version));
         self.snapshots.len() as u64
     }
 
     fn snapshot_get(&self, snapshot: u64, key: String) -> Result<Option<i64>, KvError> {
-        let pinned = snapshot
+        let snap = snapshot
             .checked_sub(1)
             .and_then(|i| self.snapshots.get(i as usize))
             .ok_or(KvError::UnknownSnapshot)?;
-        let version = pinned.ok_or(KvError::Released)?;
-        Ok(self.get_at(key, version))
+        match *snap {
+            Snap::Released => Err(KvError::Released),
+            Snap::Expired => Err(KvError::Expired),
+            Snap::Live(pin) if self.is_expired(pin) => Err(KvError::Expired),
+            Snap::Live(version) => Ok(self.get_at(key, version)),
+        }
     }
 
     fn release(&mut self, snapshot: u64) -> bool {
-        match snapshot.checked_sub(1).and_then(|i| self.snapshots.get_mut(i as usize)) {
-            Some(pin @ Some(_)) => {
-                *pin = None;
+        let Some(i) = snapshot.checked_sub(1).map(|i| i as usize).filter(|&i| i < self.snapshots.len()) else {
+            return false;
+        };
+        match self.snapshots[i] {
+            Snap::Live(pin) if !self.is_expired(pin) => {
+                self.snapshots[i] = Snap::Released;
                 true
             }
             _ => false,
@@ -147,7 +196,14 @@ impl VersionedKv for Store {
 
     fn compact(&mut self) -> usize {
         // Reachability: an entry survives if it is the one some pin sees.
-        let mut pins: BTreeSet<u64> = self.snapshots.iter().flatten().copied().collect();
+        let mut pins: BTreeSet<u64> = self
+            .snapshots
+            .iter()
+            .filter_map(|s| match *s {
+                Snap::Live(pin) if !self.is_expired(pin) => Some(pin),
+                _ => None,
+            })
+            .collect();
         pins.insert(self.version);
         pins.extend(self.txns.iter().filter(|t| !t.finished).map(|t| t.start));
         let mut dropped = 0;
@@ -165,6 +221,11 @@ impl VersionedKv for Store {
             // `retain` keeps the capacity: give the freed room back.
             entries.shrink_to_fit();
         }
+        // The feed forgets the writes history forgot, or it would hold every
+        // write ever made.
+        let history = &self.history;
+        self.log.retain(|(v, key)| history.get(key).is_some_and(|e| e.binary_search_by_key(v, |(w, _)| *w).is_ok()));
+        self.log.shrink_to_fit();
         self.compactions.push((self.version, pins));
         dropped
     }
@@ -212,6 +273,7 @@ impl VersionedKv for Store {
         }
         self.version += 1;
         for (key, slot) in writes {
+            self.log.push((self.version, key.clone()));
             self.history.entry(key).or_default().push((self.version, slot));
         }
         Ok(self.version)
@@ -221,14 +283,38 @@ impl VersionedKv for Store {
         self.live_txn(txn)?.finished = true;
         Ok(())
     }
+
+    fn changes(&self, from: u64, to: u64) -> Vec<String> {
+        if from >= to {
+            return Vec::new();
+        }
+        let start = self.log.partition_point(|(v, _)| *v <= from);
+        let end = self.log.partition_point(|(v, _)| *v <= to);
+        let keys: BTreeSet<&String> = self.log[start..end].iter().map(|(_, k)| k).collect();
+        keys.into_iter().cloned().collect()
+    }
+
+    fn set_snapshot_limit(&mut self, limit: u64) -> usize {
+        // Expiry under the old limit is final, so settle it before the limit
+        // changes; then whatever the new limit expires now is this call's.
+        self.settle_expiry();
+        self.limit = Some(limit);
+        self.settle_expiry()
+    }
 }
 
 /// After a compaction, a read at a version that no pin protected may see
-/// either the old entry or nothing: the statement leaves it open.
+/// either the old entry or nothing: the statement leaves it open. So is the
+/// change feed over a range that starts before a compaction: the statements
+/// say nothing of what compaction does to it (this store forgets the writes
+/// compaction drops).
 impl harness_contract::Oracle for Store {
     fn is_specified(&self, op: &str, args: &[Value]) -> bool {
         let version = match (op, args) {
             ("get_at", [_, Value::Int(v)]) | ("keys_at", [Value::Int(v)]) => *v as u64,
+            ("changes", [Value::Int(from), Value::Int(to)]) => {
+                return from >= to || self.compactions.iter().all(|(current, _)| *from as u64 >= *current);
+            }
             _ => return true,
         };
         self.compactions.iter().all(|(current, pins)| version >= *current || pins.contains(&version))
