@@ -19,6 +19,14 @@ crate::error_kinds! {
     pub enum CacheError {
         /// Gate 3: the entry's cost is larger than the whole capacity.
         TooLarge = "too_large",
+        /// Gate 5: a miss; the caller must load the value and settle the load.
+        MustLoad = "must_load",
+        /// Gate 5: a miss while the key's load is in flight; the caller waits for it.
+        Loading = "loading",
+        /// Gate 5: the key has no load in flight.
+        NoLoad = "no_load",
+        /// Gate 6: the cache knows that the backend has no value for the key.
+        NotFound = "not_found",
     }
 }
 
@@ -104,6 +112,42 @@ pub trait LruCache {
     fn hit_rate(&self) -> f64 {
         not_implemented("hit_rate")
     }
+
+    // Gate 5: single-flight loads.
+
+    /// Reads `key` through the cache: its value on a hit; on a miss, whether
+    /// the caller must load it or waits for the load in flight.
+    fn fetch(&mut self, key: String) -> Result<i64, CacheError> {
+        not_implemented("fetch")
+    }
+    /// Settles the load in flight for `key` with `value` and an optional time
+    /// to live; returns how many callers waited on it.
+    fn load_done(&mut self, key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError> {
+        not_implemented("load_done")
+    }
+    /// Settles the load in flight for `key` as failed; returns how many
+    /// callers waited on it.
+    fn load_failed(&mut self, key: String) -> Result<u64, CacheError> {
+        not_implemented("load_failed")
+    }
+    /// The number of loads started so far.
+    fn backend_calls(&self) -> u64 {
+        not_implemented("backend_calls")
+    }
+
+    // Gate 6: negative caching.
+
+    /// Settles the load in flight for `key`: the backend has no value for it,
+    /// which the cache remembers for `ttl_ms` milliseconds; returns how many
+    /// callers waited on it.
+    fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError> {
+        not_implemented("load_missing")
+    }
+    /// Sets the most negative entries the cache may hold; returns the keys
+    /// evicted to meet it, least recently used first.
+    fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
+        not_implemented("set_negative_limit")
+    }
 }
 
 crate::contract! {
@@ -123,4 +167,10 @@ crate::contract! {
     fn used() -> u64;
     fn stats() -> (u64, u64, u64, u64);
     fn hit_rate() -> f64;
+    fn fetch(key: String) -> Result<i64, CacheError>;
+    fn load_done(key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError>;
+    fn load_failed(key: String) -> Result<u64, CacheError>;
+    fn backend_calls() -> u64;
+    fn load_missing(key: String, ttl_ms: u64) -> Result<u64, CacheError>;
+    fn set_negative_limit(limit: usize) -> Vec<String>;
 }

@@ -5,8 +5,15 @@
 //! one. That is O(log n) per operation instead of the reference's O(1)
 //! linked list: the scale checks must still pass it, since log n grows by
 //! less than 2× over their sizes.
+//!
+//! Negative entries are entries with a flag, and a second `BTreeMap` orders
+//! them alone by the same ticks, so the coldest negative entry is its first
+//! key. Loads in flight are a waiter count per key in an ordered map
+//! (O(log n), where the statement asks O(1): the check must pass it); the
+//! keys written while their load is in flight are a separate set, emptied
+//! as loads settle.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use harness_contract::lru_cache::{CacheError, LruCache};
 
@@ -15,6 +22,7 @@ struct Entry {
     cost: u64,
     deadline: Option<u64>,
     tick: u64,
+    negative: bool,
 }
 
 pub struct Cache {
@@ -29,6 +37,14 @@ pub struct Cache {
     misses: u64,
     evictions: u64,
     expirations: u64,
+    /// Key → how many callers wait on its load in flight.
+    waiting: BTreeMap<String, u64>,
+    /// Keys whose load in flight was overtaken by a write.
+    overtaken: BTreeSet<String>,
+    calls: u64,
+    /// Tick of last use → key, negative entries only.
+    negative_order: BTreeMap<u64, String>,
+    negative_limit: Option<usize>,
 }
 
 impl Cache {
@@ -40,8 +56,38 @@ impl Cache {
     fn drop_entry(&mut self, key: &str) -> Option<Entry> {
         let e = self.entries.remove(key)?;
         self.order.remove(&e.tick);
+        if e.negative {
+            self.negative_order.remove(&e.tick);
+        }
         self.used -= e.cost;
         Some(e)
+    }
+
+    /// A write of `key`: a load of it in flight can no longer be stored.
+    fn written(&mut self, key: &str) {
+        if self.waiting.contains_key(key) {
+            self.overtaken.insert(key.to_string());
+        }
+    }
+
+    /// Ends `key`'s load: (waiters, whether a write overtook it).
+    fn finish_load(&mut self, key: &str) -> Result<(u64, bool), CacheError> {
+        let waiters = self.waiting.remove(key).ok_or(CacheError::NoLoad)?;
+        Ok((waiters, self.overtaken.remove(key)))
+    }
+
+    /// Moves a live entry to the most recent end of its orders.
+    fn use_entry(&mut self, key: &str) {
+        let tick = self.next_tick();
+        let e = self.entries.get_mut(key).expect("held");
+        let old = std::mem::replace(&mut e.tick, tick);
+        let negative = e.negative;
+        self.order.remove(&old);
+        self.order.insert(tick, key.to_string());
+        if negative {
+            self.negative_order.remove(&old);
+            self.negative_order.insert(tick, key.to_string());
+        }
     }
 
     fn expired(&self, e: &Entry) -> bool {
@@ -62,16 +108,41 @@ impl Cache {
     }
 
     fn insert(&mut self, key: String, value: i64, cost: u64, deadline: Option<u64>) -> Vec<String> {
+        self.insert_entry(key, value, cost, deadline, false)
+    }
+
+    fn insert_entry(
+        &mut self,
+        key: String,
+        value: i64,
+        cost: u64,
+        deadline: Option<u64>,
+        negative: bool,
+    ) -> Vec<String> {
+        self.written(&key);
         self.drop_entry(&key);
         let tick = self.next_tick();
         self.order.insert(tick, key.clone());
-        self.entries.insert(key, Entry { value, cost, deadline, tick });
+        if negative {
+            self.negative_order.insert(tick, key.clone());
+        }
+        self.entries.insert(key, Entry { value, cost, deadline, tick, negative });
         self.used += cost;
         let mut evicted = Vec::new();
         while self.used > self.capacity {
-            let (_, victim) = self.order.pop_first().expect("over budget means not empty");
-            let e = self.entries.remove(&victim).expect("ordered entries exist");
-            self.used -= e.cost;
+            let victim = self.order.first_key_value().map(|(_, k)| k.clone()).expect("over budget means not empty");
+            self.drop_entry(&victim);
+            self.evictions += 1;
+            evicted.push(victim);
+        }
+        evicted
+    }
+
+    fn evict_negatives_down_to(&mut self, limit: usize) -> Vec<String> {
+        let mut evicted = Vec::new();
+        while self.negative_order.len() > limit {
+            let victim = self.negative_order.first_key_value().map(|(_, k)| k.clone()).expect("not empty");
+            self.drop_entry(&victim);
             self.evictions += 1;
             evicted.push(victim);
         }
@@ -92,6 +163,11 @@ impl LruCache for Cache {
             misses: 0,
             evictions: 0,
             expirations: 0,
+            waiting: BTreeMap::new(),
+            overtaken: BTreeSet::new(),
+            calls: 0,
+            negative_order: BTreeMap::new(),
+            negative_limit: None,
         }
     }
 
@@ -100,25 +176,21 @@ impl LruCache for Cache {
     }
 
     fn get(&mut self, key: String) -> Option<i64> {
-        if !self.live(&key) {
+        if !self.live(&key) || self.entries[&key].negative {
             self.misses += 1;
             return None;
         }
         self.hits += 1;
-        let tick = self.next_tick();
-        let e = self.entries.get_mut(&key).expect("live");
-        let old = std::mem::replace(&mut e.tick, tick);
-        let value = e.value;
-        self.order.remove(&old);
-        self.order.insert(tick, key);
-        Some(value)
+        self.use_entry(&key);
+        Some(self.entries[&key].value)
     }
 
     fn remove(&mut self, key: String) -> Option<i64> {
+        self.written(&key);
         if !self.live(&key) {
             return None;
         }
-        self.drop_entry(&key).map(|e| e.value)
+        self.drop_entry(&key).filter(|e| !e.negative).map(|e| e.value)
     }
 
     fn len(&self) -> usize {
@@ -177,6 +249,58 @@ impl LruCache for Cache {
     fn hit_rate(&self) -> f64 {
         let reads = self.hits + self.misses;
         if reads == 0 { 0.0 } else { self.hits as f64 / reads as f64 }
+    }
+
+    fn fetch(&mut self, key: String) -> Result<i64, CacheError> {
+        if self.live(&key) {
+            self.use_entry(&key);
+            let e = &self.entries[&key];
+            return if e.negative { Err(CacheError::NotFound) } else { Ok(e.value) };
+        }
+        match self.waiting.get_mut(&key) {
+            Some(n) => {
+                *n += 1;
+                Err(CacheError::Loading)
+            }
+            None => {
+                self.waiting.insert(key, 1);
+                self.calls += 1;
+                Err(CacheError::MustLoad)
+            }
+        }
+    }
+
+    fn load_done(&mut self, key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError> {
+        let (waiters, overtaken) = self.finish_load(&key)?;
+        if !overtaken {
+            let deadline = ttl_ms.map(|t| self.now.saturating_add(t));
+            self.insert(key, value, 1, deadline);
+        }
+        Ok(waiters)
+    }
+
+    fn load_failed(&mut self, key: String) -> Result<u64, CacheError> {
+        self.finish_load(&key).map(|(waiters, _)| waiters)
+    }
+
+    fn backend_calls(&self) -> u64 {
+        self.calls
+    }
+
+    fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError> {
+        let (waiters, overtaken) = self.finish_load(&key)?;
+        let limit = self.negative_limit.unwrap_or(usize::MAX);
+        if !overtaken && limit > 0 {
+            self.evict_negatives_down_to(limit - 1);
+            let deadline = self.now.saturating_add(ttl_ms);
+            self.insert_entry(key, 0, 1, Some(deadline), true);
+        }
+        Ok(waiters)
+    }
+
+    fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
+        self.negative_limit = Some(limit);
+        self.evict_negatives_down_to(limit)
     }
 }
 

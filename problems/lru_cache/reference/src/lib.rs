@@ -10,6 +10,17 @@
 //! Slots 0 and 1 are sentinels (the list's head and tail): every real node
 //! always has a neighbour on both sides, so unlinking and pushing have no
 //! special cases for an empty list, the first node or the last one.
+//!
+//! Negative entries (the backend has no value for the key) are ordinary
+//! nodes of the same list with a flag, so they take places, expire and are
+//! evicted like the others. They are also threaded on a second list of their
+//! own (`nprev`/`nnext`, sentinels 2 and 3), in recency order among
+//! negatives only, so the coldest negative entry is found in O(1) however
+//! many positive entries are colder than it.
+//!
+//! Loads in flight (single-flight) live beside the entries, in a map from
+//! key to its waiters and whether a write made its answer stale; a settled
+//! load is removed, so the map holds only what is in flight.
 
 use std::collections::HashMap;
 
@@ -19,6 +30,10 @@ use harness_contract::lru_cache::{CacheError, LruCache};
 const HEAD: usize = 0;
 /// Sentinel after the least recently used entry.
 const TAIL: usize = 1;
+/// Sentinel before the most recently used negative entry.
+const NHEAD: usize = 2;
+/// Sentinel after the least recently used negative entry.
+const NTAIL: usize = 3;
 
 struct Node {
     key: String,
@@ -28,12 +43,28 @@ struct Node {
     deadline: Option<u64>,
     prev: usize,
     next: usize,
+    /// The backend has no value for the key; `value` means nothing.
+    negative: bool,
+    /// Links in the list of negative entries (only while `negative`).
+    nprev: usize,
+    nnext: usize,
 }
 
 impl Node {
-    fn sentinel() -> Node {
-        Node { key: String::new(), value: 0, cost: 0, deadline: None, prev: HEAD, next: TAIL }
+    fn new(key: String, value: i64, cost: u64, deadline: Option<u64>) -> Node {
+        Node { key, value, cost, deadline, prev: HEAD, next: TAIL, negative: false, nprev: NHEAD, nnext: NTAIL }
     }
+
+    fn sentinel() -> Node {
+        Node::new(String::new(), 0, 0, None)
+    }
+}
+
+/// A load in flight: the callers waiting on it (the one that started it
+/// included), and whether the key was written since it started.
+struct Load {
+    waiters: u64,
+    stale: bool,
 }
 
 pub struct Cache {
@@ -48,6 +79,11 @@ pub struct Cache {
     misses: u64,
     evictions: u64,
     expirations: u64,
+    loads: HashMap<String, Load>,
+    backend_calls: u64,
+    /// Negative entries held, and the most that may be held.
+    negatives: usize,
+    negative_limit: usize,
 }
 
 impl Cache {
@@ -65,10 +101,29 @@ impl Cache {
         self.nodes[first].prev = i;
     }
 
-    /// Marks entry `i` as the most recently used.
+    fn neg_unlink(&mut self, i: usize) {
+        let (prev, next) = (self.nodes[i].nprev, self.nodes[i].nnext);
+        self.nodes[prev].nnext = next;
+        self.nodes[next].nprev = prev;
+    }
+
+    fn neg_push_front(&mut self, i: usize) {
+        let first = self.nodes[NHEAD].nnext;
+        self.nodes[i].nprev = NHEAD;
+        self.nodes[i].nnext = first;
+        self.nodes[NHEAD].nnext = i;
+        self.nodes[first].nprev = i;
+    }
+
+    /// Marks entry `i` as the most recently used (among negative entries
+    /// too, if it is one).
     fn touch(&mut self, i: usize) {
         self.unlink(i);
         self.push_front(i);
+        if self.nodes[i].negative {
+            self.neg_unlink(i);
+            self.neg_push_front(i);
+        }
     }
 
     fn is_expired(&self, i: usize) -> bool {
@@ -78,6 +133,10 @@ impl Cache {
     /// Unlinks entry `i` and forgets it; returns its key and value.
     fn drop_entry(&mut self, i: usize) -> (String, i64) {
         self.unlink(i);
+        if self.nodes[i].negative {
+            self.neg_unlink(i);
+            self.negatives -= 1;
+        }
         let node = &mut self.nodes[i];
         let key = std::mem::take(&mut node.key);
         let (value, cost) = (node.value, node.cost);
@@ -116,12 +175,15 @@ impl Cache {
     /// evicts from the cold end until the budget holds. The caller has
     /// checked that `cost <= capacity`, so the new entry is never a victim.
     fn insert(&mut self, key: String, value: i64, cost: u64, deadline: Option<u64>) -> Vec<String> {
+        // Every stored entry is a write, which a load in flight must not
+        // overwrite with the older answer it is reading.
+        self.invalidate_load(&key);
         // The old entry goes first, so its cost is not counted twice. It is
         // replaced, not expired or evicted, whatever its deadline was.
         if let Some(&old) = self.index.get(&key) {
             self.drop_entry(old);
         }
-        let i = self.alloc(Node { key: key.clone(), value, cost, deadline, prev: HEAD, next: TAIL });
+        let i = self.alloc(Node::new(key.clone(), value, cost, deadline));
         self.index.insert(key, i);
         self.push_front(i);
         self.used += cost;
@@ -139,12 +201,49 @@ impl Cache {
     fn deadline(&self, ttl_ms: u64) -> u64 {
         self.now.saturating_add(ttl_ms)
     }
+
+    /// A write of `key` while its load is in flight: the load read the
+    /// backend before this write, so its answer may be older than it.
+    fn invalidate_load(&mut self, key: &str) {
+        if let Some(load) = self.loads.get_mut(key) {
+            load.stale = true;
+        }
+    }
+
+    /// Ends the load of `key`, which is then no longer in flight.
+    fn settle(&mut self, key: &str) -> Result<Load, CacheError> {
+        self.loads.remove(key).ok_or(CacheError::NoLoad)
+    }
+
+    /// Evicts the least recently used negative entry; returns its key.
+    fn evict_coldest_negative(&mut self) -> String {
+        let victim = self.nodes[NTAIL].nprev;
+        self.evictions += 1;
+        self.drop_entry(victim).0
+    }
+
+    /// Stores a negative entry for `key` as the most recently used entry.
+    /// At the limit the coldest negative entry makes room, so a flood of
+    /// missing keys cannot push out the entries that have values.
+    fn store_negative(&mut self, key: String, deadline: u64) {
+        if self.negative_limit == 0 {
+            return;
+        }
+        if self.negatives >= self.negative_limit {
+            self.evict_coldest_negative();
+        }
+        self.insert(key.clone(), 0, 1, Some(deadline));
+        let i = self.index[&key];
+        self.nodes[i].negative = true;
+        self.neg_push_front(i);
+        self.negatives += 1;
+    }
 }
 
 impl LruCache for Cache {
     fn new(capacity: usize) -> Self {
         Cache {
-            nodes: vec![Node::sentinel(), Node::sentinel()],
+            nodes: vec![Node::sentinel(), Node::sentinel(), Node::sentinel(), Node::sentinel()],
             free: Vec::new(),
             index: HashMap::new(),
             capacity: capacity as u64,
@@ -154,6 +253,10 @@ impl LruCache for Cache {
             misses: 0,
             evictions: 0,
             expirations: 0,
+            loads: HashMap::new(),
+            backend_calls: 0,
+            negatives: 0,
+            negative_limit: usize::MAX,
         }
     }
 
@@ -165,12 +268,13 @@ impl LruCache for Cache {
 
     fn get(&mut self, key: String) -> Option<i64> {
         match self.live(&key) {
-            Some(i) => {
+            // A negative entry has no value: a miss, and not a use.
+            Some(i) if !self.nodes[i].negative => {
                 self.touch(i);
                 self.hits += 1;
                 Some(self.nodes[i].value)
             }
-            None => {
+            _ => {
                 self.misses += 1;
                 None
             }
@@ -178,7 +282,14 @@ impl LruCache for Cache {
     }
 
     fn remove(&mut self, key: String) -> Option<i64> {
+        // An invalidation reaches a load in flight even when the key is not
+        // held: that is the moment the load's answer became old.
+        self.invalidate_load(&key);
         let i = self.live(&key)?;
+        if self.nodes[i].negative {
+            self.drop_entry(i);
+            return None;
+        }
         Some(self.drop_entry(i).1)
     }
 
@@ -254,6 +365,58 @@ impl LruCache for Cache {
     fn hit_rate(&self) -> f64 {
         let reads = self.hits + self.misses;
         if reads == 0 { 0.0 } else { self.hits as f64 / reads as f64 }
+    }
+
+    fn fetch(&mut self, key: String) -> Result<i64, CacheError> {
+        if let Some(i) = self.live(&key) {
+            // A hit, with a value or a negative one, is a use; no load.
+            self.touch(i);
+            return if self.nodes[i].negative { Err(CacheError::NotFound) } else { Ok(self.nodes[i].value) };
+        }
+        // Single flight: one load per key, every other miss waits on it.
+        if let Some(load) = self.loads.get_mut(&key) {
+            load.waiters += 1;
+            return Err(CacheError::Loading);
+        }
+        self.loads.insert(key, Load { waiters: 1, stale: false });
+        self.backend_calls += 1;
+        Err(CacheError::MustLoad)
+    }
+
+    fn load_done(&mut self, key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError> {
+        let load = self.settle(&key)?;
+        // A stale answer still reaches its waiters, but it must not
+        // overwrite what was written while it was being read.
+        if !load.stale {
+            let deadline = ttl_ms.map(|t| self.deadline(t));
+            self.insert(key, value, 1, deadline);
+        }
+        Ok(load.waiters)
+    }
+
+    fn load_failed(&mut self, key: String) -> Result<u64, CacheError> {
+        Ok(self.settle(&key)?.waiters)
+    }
+
+    fn backend_calls(&self) -> u64 {
+        self.backend_calls
+    }
+
+    fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError> {
+        let load = self.settle(&key)?;
+        if !load.stale {
+            self.store_negative(key, self.deadline(ttl_ms));
+        }
+        Ok(load.waiters)
+    }
+
+    fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
+        self.negative_limit = limit;
+        let mut evicted = Vec::new();
+        while self.negatives > limit {
+            evicted.push(self.evict_coldest_negative());
+        }
+        evicted
     }
 }
 
