@@ -102,6 +102,31 @@ pub trait Scheduler {
     fn dead_letters(&mut self) -> Vec<u64> {
         not_implemented("dead_letters")
     }
+
+    // Gate 5.
+
+    /// Gate 5: makes at most `limit` of the runs `run_due(now_ms)` would make;
+    /// returns their ids in run order.
+    fn run_batch(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
+        not_implemented("run_batch")
+    }
+
+    // Gate 6.
+
+    /// Gate 6: sets how long each later run of recurring job `id` lasts and whether
+    /// it may overlap an earlier run; true if the setting was applied.
+    fn set_run_time(&mut self, id: u64, duration_ms: u64, allow_overlap: bool) -> bool {
+        not_implemented("set_run_time")
+    }
+    /// Gate 6: how many runs of recurring job `id` overlapped an earlier run of it.
+    fn overlaps(&mut self, id: u64) -> Option<u64> {
+        not_implemented("overlaps")
+    }
+    /// Gate 6: how many runs of recurring job `id` were skipped because an earlier
+    /// run of it was still in progress.
+    fn skipped(&mut self, id: u64) -> Option<u64> {
+        not_implemented("skipped")
+    }
 }
 
 crate::contract! {
@@ -120,4 +145,8 @@ crate::contract! {
     fn set_retry_policy(max_retries: u32, base_ms: u64, cap_ms: u64, seed: u64) -> ();
     fn fail(id: u64, now_ms: u64) -> Result<Option<u64>, SchedError>;
     fn dead_letters() -> Vec<u64>;
+    fn run_batch(now_ms: u64, limit: usize) -> Vec<u64>;
+    fn set_run_time(id: u64, duration_ms: u64, allow_overlap: bool) -> bool;
+    fn overlaps(id: u64) -> Option<u64>;
+    fn skipped(id: u64) -> Option<u64>;
 }

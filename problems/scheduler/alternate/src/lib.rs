@@ -11,8 +11,13 @@
 //! and drop the payload once the job can never run again. A cancelled
 //! job's record goes at once (ids are issued in order, so a cancelled id is
 //! still known as issued): memory follows the jobs that can still run.
+//!
+//! A batch is the same loop as `run_due` with a count of the runs made.
+//! A recurring job's record carries the ends of its runs still in
+//! progress (a short deque, pruned at every start): a run overlaps when
+//! anything is left in it, and ended runs are forgotten at once.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use harness_contract::scheduler::{SchedError, Scheduler};
 
@@ -43,10 +48,47 @@ enum State {
     Dead,
 }
 
+/// How the runs of a recurring job take time.
+struct RunClock {
+    duration: u64,
+    allow_overlap: bool,
+    /// The end times of the runs that have not ended yet, in start order.
+    in_progress: VecDeque<u64>,
+    overlaps: u64,
+    skipped: u64,
+}
+
+impl RunClock {
+    fn new() -> Self {
+        RunClock { duration: 0, allow_overlap: true, in_progress: VecDeque::new(), overlaps: 0, skipped: 0 }
+    }
+
+    /// A run would start at `now`: forget the runs that have ended, then
+    /// decide. Returns whether the run happens (false: skipped).
+    fn start(&mut self, now: u64) -> bool {
+        // Durations can change between runs, so ends are not sorted.
+        self.in_progress.retain(|&end| end > now);
+        let busy = !self.in_progress.is_empty();
+        if busy && !self.allow_overlap {
+            self.skipped += 1;
+            return false;
+        }
+        if busy {
+            self.overlaps += 1;
+        }
+        if self.duration > 0 {
+            self.in_progress.push_back(now.saturating_add(self.duration));
+        }
+        true
+    }
+}
+
 struct Job {
     kind: Kind,
     state: State,
     failures: u64,
+    /// `Some` for recurring jobs only.
+    clock: Option<RunClock>,
     /// Carried along, never read; released when the job can never run again.
     payload: Option<Box<str>>,
 }
@@ -117,9 +159,65 @@ impl Sched {
     fn create(&mut self, kind: Kind, due: u64, payload: String) -> u64 {
         self.issued += 1;
         let id = self.issued;
-        self.jobs.insert(id, Job { kind, state: State::Ran, failures: 0, payload: Some(payload.into()) });
+        let clock = match kind {
+            Kind::OneShot => None,
+            _ => Some(RunClock::new()),
+        };
+        self.jobs.insert(id, Job { kind, state: State::Ran, failures: 0, clock, payload: Some(payload.into()) });
         self.enqueue(id, due);
         id
+    }
+
+    /// Runs what is due at `now_ms` in order, stopping after `limit` runs.
+    fn run_up_to(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
+        let mut ran = Vec::new();
+        while ran.len() < limit {
+            let Some(entry) = self.queue.first_entry() else { break };
+            let (due, _) = *entry.key();
+            if due > now_ms {
+                break;
+            }
+            let id = entry.remove();
+            let Some(job) = self.job_mut(id) else { continue };
+            let kind = job.kind;
+            let (runs, duration) = match job.clock.as_mut() {
+                Some(clock) => (clock.start(now_ms), clock.duration),
+                None => (true, 0),
+            };
+            if runs {
+                ran.push(id);
+            }
+            // The next run of a recurring job; `None` past the end of time,
+            // where a recurring job has nowhere left to go.
+            let next = match kind {
+                Kind::OneShot => {
+                    self.leave_waiting(id, State::Ran);
+                    continue;
+                }
+                // Counted from the end of the run that starts now.
+                Kind::FixedDelay { period } => now_ms.checked_add(duration).and_then(|end| end.checked_add(period)),
+                Kind::FixedRate { period, catch_up: CatchUp::All } => due.checked_add(period),
+                Kind::FixedRate { period, catch_up: CatchUp::Latest } => {
+                    // First grid point strictly after `now_ms`, computed, not looped.
+                    let steps = (now_ms - due) / period + 1;
+                    steps.checked_mul(period).and_then(|offset| due.checked_add(offset))
+                }
+            };
+            match next {
+                Some(next) => self.enqueue(id, next),
+                None => self.leave_waiting(id, State::Cancelled),
+            }
+        }
+        ran
+    }
+
+    /// The run clock of a recurring job still waiting to run.
+    fn clock_mut(&mut self, id: u64) -> Option<&mut RunClock> {
+        let job = self.job_mut(id)?;
+        if !matches!(job.state, State::Waiting { .. }) {
+            return None;
+        }
+        job.clock.as_mut()
     }
 
     /// The retry delay ceiling for failure number `n` (1-based), without
@@ -155,37 +253,7 @@ impl Scheduler for Sched {
     }
 
     fn run_due(&mut self, now_ms: u64) -> Vec<u64> {
-        let mut ran = Vec::new();
-        while let Some(entry) = self.queue.first_entry() {
-            let (due, _) = *entry.key();
-            if due > now_ms {
-                break;
-            }
-            let id = entry.remove();
-            ran.push(id);
-            let Some(job) = self.job_mut(id) else { continue };
-            let kind = job.kind;
-            // The next run of a recurring job; `None` past the end of time,
-            // where a recurring job has nowhere left to go.
-            let next = match kind {
-                Kind::OneShot => {
-                    self.leave_waiting(id, State::Ran);
-                    continue;
-                }
-                Kind::FixedDelay { period } => now_ms.checked_add(period),
-                Kind::FixedRate { period, catch_up: CatchUp::All } => due.checked_add(period),
-                Kind::FixedRate { period, catch_up: CatchUp::Latest } => {
-                    // First grid point strictly after `now_ms`, computed, not looped.
-                    let steps = (now_ms - due) / period + 1;
-                    steps.checked_mul(period).and_then(|offset| due.checked_add(offset))
-                }
-            };
-            match next {
-                Some(next) => self.enqueue(id, next),
-                None => self.leave_waiting(id, State::Cancelled),
-            }
-        }
-        ran
+        self.run_up_to(now_ms, usize::MAX)
     }
 
     fn next_due(&mut self) -> Option<u64> {
@@ -274,6 +342,25 @@ impl Scheduler for Sched {
 
     fn dead_letters(&mut self) -> Vec<u64> {
         self.dead.clone()
+    }
+
+    fn run_batch(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
+        self.run_up_to(now_ms, limit)
+    }
+
+    fn set_run_time(&mut self, id: u64, duration_ms: u64, allow_overlap: bool) -> bool {
+        let Some(clock) = self.clock_mut(id) else { return false };
+        clock.duration = duration_ms;
+        clock.allow_overlap = allow_overlap;
+        true
+    }
+
+    fn overlaps(&mut self, id: u64) -> Option<u64> {
+        self.clock_mut(id).map(|clock| clock.overlaps)
+    }
+
+    fn skipped(&mut self, id: u64) -> Option<u64> {
+        self.clock_mut(id).map(|clock| clock.skipped)
     }
 }
 

@@ -9,6 +9,15 @@
 //! floor), which keeps it within `2 * live + 8` entries. A cancelled job's
 //! record is dropped at once: ids are issued in order, so "was this id ever
 //! issued?" is a comparison, and memory follows the jobs that still matter.
+//!
+//! `run_due` and `run_batch` are one loop with a limit, so a batch is
+//! exactly the first runs of `run_due` and its leftovers keep their heap
+//! entries (and so their place). A recurring job's run time is three
+//! numbers on its record: the duration of later runs, whether they may
+//! overlap, and the latest end among its runs so far (`busy_until`). A run
+//! starting before `busy_until` overlaps an earlier one; per job, runs start
+//! in non-decreasing time, so that one number answers the question and
+//! memory does not grow with the runs that have ended.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -45,11 +54,31 @@ enum State {
     Dead,
 }
 
+/// How the runs of a recurring job take time. All zero for a job whose
+/// runs take no time, which never overlaps itself.
+#[derive(Clone, Copy, Debug)]
+struct RunTime {
+    duration: u64,
+    allow_overlap: bool,
+    /// The latest end of any run that started: a run starting before it
+    /// starts while an earlier run is still in progress.
+    busy_until: u64,
+    overlaps: u64,
+    skipped: u64,
+}
+
+impl Default for RunTime {
+    fn default() -> Self {
+        RunTime { duration: 0, allow_overlap: true, busy_until: 0, overlaps: 0, skipped: 0 }
+    }
+}
+
 struct Job {
     kind: Kind,
     state: State,
     /// Failed runs so far: the number of the next retry, if one is allowed.
     failures: u32,
+    run_time: RunTime,
     /// Carried for the caller, never compared: ordering must not depend on it.
     #[allow(dead_code)]
     payload: String,
@@ -107,6 +136,7 @@ impl Sched {
             kind,
             state: State::Cancelled, // replaced by `enqueue` right below
             failures: 0,
+            run_time: RunTime::default(),
             payload,
         });
         self.enqueue(id, first);
@@ -141,12 +171,75 @@ impl Sched {
         }
     }
 
+    /// The run time of `id` if it is a recurring job still waiting (every
+    /// recurring job is, until it is cancelled).
+    fn recurring(&self, id: u64) -> Option<RunTime> {
+        match self.jobs.get(&id) {
+            Some(job) if job.kind != Kind::Once && matches!(job.state, State::Queued { .. }) => Some(job.run_time),
+            _ => None,
+        }
+    }
+
     /// The ceiling of the jitter for retry number `n` (1-based):
     /// `min(cap, base * 2^(n-1))`, saturating instead of overflowing.
     fn backoff_ceiling(&self, n: u32) -> u64 {
         let factor = 1u64.checked_shl(n - 1).unwrap_or(u64::MAX);
         let ceiling = self.policy.base_ms.saturating_mul(factor);
         ceiling.min(self.policy.cap_ms)
+    }
+
+    /// Makes the runs due at `now_ms`, at most `limit` of them, in order.
+    fn dispatch(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
+        let mut ran = Vec::new();
+        // Keep popping while the top is due: an entry inserted during this
+        // call (a fixed-rate job catching up with "all") may be due too.
+        // Check the limit before popping: what is left stays in its place.
+        while ran.len() < limit {
+            let Some(&Reverse(top)) = self.heap.peek() else { break };
+            if top.due > now_ms {
+                break;
+            }
+            self.heap.pop();
+            if !self.is_current(&top) {
+                continue; // a tombstone: consumed, never run
+            }
+            self.live -= 1;
+            let job = self.jobs.get_mut(&top.id).expect("a current entry has a record");
+            // A run starts now, whatever its due time; it overlaps an earlier
+            // run of the same job that has not ended yet.
+            let rt = &mut job.run_time;
+            let busy = now_ms < rt.busy_until;
+            if busy && !rt.allow_overlap {
+                rt.skipped += 1; // not reported, starts nothing
+            } else {
+                if busy {
+                    rt.overlaps += 1;
+                }
+                rt.busy_until = rt.busy_until.max(now_ms.saturating_add(rt.duration));
+                ran.push(top.id);
+            }
+            let duration = rt.duration;
+            match job.kind {
+                Kind::Once => job.state = State::Ran,
+                // The delay counts from the end of the run that started now.
+                Kind::FixedDelay { period } => self.enqueue(top.id, now_ms.saturating_add(duration).saturating_add(period)),
+                Kind::FixedRate { period, run_all } => {
+                    // Anchored to the occurrence's own time, never to now.
+                    let next = if run_all {
+                        top.due.saturating_add(period)
+                    } else {
+                        // The first occurrence strictly after now: every
+                        // missed one, including one due exactly at now,
+                        // collapses into the run that just happened.
+                        let skipped = (now_ms - top.due) / period + 1;
+                        top.due.saturating_add(skipped.saturating_mul(period))
+                    };
+                    self.enqueue(top.id, next);
+                }
+            }
+        }
+        self.maybe_rebuild();
+        ran
     }
 }
 
@@ -169,41 +262,7 @@ impl Scheduler for Sched {
     }
 
     fn run_due(&mut self, now_ms: u64) -> Vec<u64> {
-        let mut ran = Vec::new();
-        // Keep popping while the top is due: an entry inserted during this
-        // call (a fixed-rate job catching up with "all") may be due too.
-        while let Some(&Reverse(top)) = self.heap.peek() {
-            if top.due > now_ms {
-                break;
-            }
-            self.heap.pop();
-            if !self.is_current(&top) {
-                continue; // a tombstone: consumed, never run
-            }
-            self.live -= 1;
-            ran.push(top.id);
-            let job = self.jobs.get_mut(&top.id).expect("a current entry has a record");
-            match job.kind {
-                Kind::Once => job.state = State::Ran,
-                // Runs take no time: this one finished at `now_ms`.
-                Kind::FixedDelay { period } => self.enqueue(top.id, now_ms.saturating_add(period)),
-                Kind::FixedRate { period, run_all } => {
-                    // Anchored to the occurrence's own time, never to now.
-                    let next = if run_all {
-                        top.due.saturating_add(period)
-                    } else {
-                        // The first occurrence strictly after now: every
-                        // missed one, including one due exactly at now,
-                        // collapses into the run that just happened.
-                        let skipped = (now_ms - top.due) / period + 1;
-                        top.due.saturating_add(skipped.saturating_mul(period))
-                    };
-                    self.enqueue(top.id, next);
-                }
-            }
-        }
-        self.maybe_rebuild();
-        ran
+        self.dispatch(now_ms, usize::MAX)
     }
 
     fn next_due(&mut self) -> Option<u64> {
@@ -306,6 +365,29 @@ impl Scheduler for Sched {
 
     fn dead_letters(&mut self) -> Vec<u64> {
         self.dead.clone()
+    }
+
+    fn run_batch(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
+        self.dispatch(now_ms, limit)
+    }
+
+    fn set_run_time(&mut self, id: u64, duration_ms: u64, allow_overlap: bool) -> bool {
+        match self.jobs.get_mut(&id) {
+            Some(job) if job.kind != Kind::Once && matches!(job.state, State::Queued { .. }) => {
+                job.run_time.duration = duration_ms;
+                job.run_time.allow_overlap = allow_overlap;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn overlaps(&mut self, id: u64) -> Option<u64> {
+        self.recurring(id).map(|rt| rt.overlaps)
+    }
+
+    fn skipped(&mut self, id: u64) -> Option<u64> {
+        self.recurring(id).map(|rt| rt.skipped)
     }
 }
 
