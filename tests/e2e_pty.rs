@@ -202,7 +202,7 @@ fn a_new_session_opens_on_the_first_ninety_seconds_and_keeps_the_answers() {
     std::fs::write(&config, toml).unwrap();
     let mut session = spawn(dir);
     session.wait_for("the first ninety seconds", Duration::from_secs(60));
-    session.wait_for("Is the input replayable", Duration::from_secs(10));
+    session.wait_for("Is a read an exact lookup", Duration::from_secs(10));
     for answer in ["yes, a log", "global", "no undo"] {
         session.writer.write_all(answer.as_bytes()).unwrap();
         session.writer.write_all(b"\r").unwrap();
@@ -212,7 +212,7 @@ fn a_new_session_opens_on_the_first_ninety_seconds_and_keeps_the_answers() {
     let answers = state(dir)["first_ninety"].clone();
     assert_eq!(answers[0]["answer"], "yes, a log", "{answers}");
     assert_eq!(answers[1]["answer"], "global");
-    assert_eq!(answers[2]["question"], "Will I ever need to undo?");
+    assert_eq!(answers[2]["question"], "Will history ever have to be forgotten or rolled back?");
     session.writer.write_all(b"q").unwrap();
     session.writer.flush().unwrap();
     session.wait_for("Quit?", Duration::from_secs(10));

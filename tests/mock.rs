@@ -230,7 +230,8 @@ fn reports_with_a_corrupt_file(project: &Path) -> (Report, Report) {
 
     let p = versioned_kv();
     let mut s =
-        harness::session::state::Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0 - 60 * MIN);
+        harness::session::state::Session::new("versioned_kv", Mode::Practice, p.path_length, 90 * MIN, T0 - 60 * MIN);
+    s.path = p.default_path();
     s.id = "20261129T235320Z-versioned_kv".into();
     s.on_quit(T0 - 30 * MIN);
     let practice = Report::from_session(&s, &p, T0 - 30 * MIN, None);

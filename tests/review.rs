@@ -133,7 +133,8 @@ fn mock_report() -> Report {
 fn practice_report() -> Report {
     let p = problem("versioned_kv");
     let at = |m: u64| T0 + m * MIN;
-    let mut s = Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0);
+    let mut s = Session::new("versioned_kv", Mode::Practice, p.path_length, 90 * MIN, T0);
+    s.path = p.default_path();
     s.on_hint(at(3), 2);
     s.on_run(at(14), &outcomes(&[(27, 27)]));
     s.on_run(at(38), &outcomes(&[(27, 27), (36, 36)]));
@@ -146,7 +147,8 @@ fn completed_report() -> Report {
     let p = problem("versioned_kv");
     let start = T0 + 3 * DAY;
     let at = |m: u64| start + m * MIN;
-    let mut s = Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, start);
+    let mut s = Session::new("versioned_kv", Mode::Practice, p.path_length, 90 * MIN, start);
+    s.path = p.default_path();
     for (g, m) in [(1, 7), (2, 18), (3, 35), (4, 52)] {
         let all: Vec<(usize, usize)> = (0..g).map(|_| (5, 5)).collect();
         s.on_run(at(m), &outcomes(&all));

@@ -18,7 +18,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn app() -> App {
     let p = versioned_kv();
-    let session = Session::new("versioned_kv", Mode::Practice, p.gates.len(), 90 * MIN, T0);
+    let mut session = Session::new("versioned_kv", Mode::Practice, p.path_length, 90 * MIN, T0);
+    session.path = p.default_path();
     App::new(p, session, PathBuf::from("/home/you/harness/solutions/versioned_kv"), T0)
 }
 

@@ -129,7 +129,7 @@ impl Report {
                 GateReport {
                     gate: g.map_or(0, |g| g.number),
                     position,
-                    title: g.map_or_else(|| "not drawn".to_string(), |g| g.title.clone()),
+                    title: g.map_or_else(|| "—".to_string(), |g| g.title.clone()),
                     target_minutes: g.map_or(0, |g| g.minutes),
                     passed: stats.passed_at_ms.is_some(),
                     time_to_pass_ms: stats.passed_at_ms,

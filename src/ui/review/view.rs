@@ -318,7 +318,13 @@ pub fn gate_lines(r: &Report, width: usize) -> Vec<Line<'static>> {
                 Span::raw(format!("{:<title_width$} ", truncate(&t.title, title_width))),
             ];
             let Some(spent) = t.spent_ms else {
-                spans.push(Span::styled(format!("not reached (target {})", clock(t.target_spent_ms)), dim()));
+                // A gate never drawn has no target to show (and no title).
+                let text = if t.target_spent_ms == 0 {
+                    "not reached".to_string()
+                } else {
+                    format!("not reached (target {})", clock(t.target_spent_ms))
+                };
+                spans.push(Span::styled(text, dim()));
                 return Line::from(spans);
             };
             let color = match (t.passed, spent <= t.target_spent_ms) {
