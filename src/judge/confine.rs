@@ -36,6 +36,7 @@ impl Protection {
 
 /// What a worker found in force, as it reports it (and `--json` names it).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Protections {
     /// Each case runs in a process forked for it from the loaded worker.
     pub process_per_case: Protection,
@@ -53,11 +54,18 @@ pub struct Protections {
     pub no_terminal: Protection,
     /// Address space, CPU time and core dumps limited (`setrlimit`).
     pub resource_limits: Protection,
+    /// seccomp: no sockets (TCP, UDP, unix) and no io_uring.
+    pub network: Protection,
+    /// seccomp: a case cannot start processes or programs; the
+    /// namespace's `pid_max` caps what the library's initialisers start.
+    pub processes: Protection,
+    /// The scratch folder is a small tmpfs in a mount namespace.
+    pub disk: Protection,
 }
 
 impl Protections {
     /// Each protection with its name as `--json` spells it.
-    pub fn list(&self) -> [(&'static str, &Protection); 8] {
+    pub fn list(&self) -> [(&'static str, &Protection); 11] {
         [
             ("process_per_case", &self.process_per_case),
             ("pid_namespace", &self.pid_namespace),
@@ -67,6 +75,9 @@ impl Protections {
             ("signals", &self.signals),
             ("no_terminal", &self.no_terminal),
             ("resource_limits", &self.resource_limits),
+            ("network", &self.network),
+            ("processes", &self.processes),
+            ("disk", &self.disk),
         ]
     }
 }
@@ -126,21 +137,29 @@ pub enum Role {
 /// Moves the worker into a PID namespace of its own and forks its first
 /// process, which judges the cases; when that process exits, the kernel
 /// kills every process left in the namespace, whatever candidate code
-/// started (`setsid` does not escape a namespace). Must run while the
-/// worker is single-threaded, before anything else.
+/// started (`setsid` does not escape a namespace). The same `unshare`
+/// makes a mount namespace, in which the scratch folder (the cwd) becomes
+/// a small tmpfs ([`SCRATCH_BYTES`]) that is gone with the namespace. Must
+/// run while the worker is single-threaded, before anything else.
 pub fn enter_pid_namespace(p: &mut Protections) -> Role {
     let root = rustix::process::geteuid().is_root();
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
-    let flags = if root { libc::CLONE_NEWPID } else { libc::CLONE_NEWUSER | libc::CLONE_NEWPID };
+    let pid = if root { libc::CLONE_NEWPID } else { libc::CLONE_NEWUSER | libc::CLONE_NEWPID };
     // SAFETY: the worker is single-threaded here (CLONE_NEWUSER requires
-    // it); unshare only changes the namespaces this process's future
-    // children are created in (and its user namespace).
-    if unsafe { libc::unshare(flags) } != 0 {
+    // it); unshare only changes the namespaces of this process (the PID
+    // namespace: of its future children). Without a mount namespace (a
+    // kernel or container that refuses it) the PID namespace is still
+    // worth having.
+    let mount_ns = unsafe { libc::unshare(pid | libc::CLONE_NEWNS) } == 0;
+    if !mount_ns && unsafe { libc::unshare(pid) } != 0 {
         let e = std::io::Error::last_os_error();
         let what = if root { "CLONE_NEWPID" } else { "CLONE_NEWUSER | CLONE_NEWPID" };
         p.pid_namespace = Protection::off(format!("unshare({what}) failed: {e}"));
         p.user_namespace = Protection::off(if root { "not needed: running as root".into() } else { format!("{e}") });
+        p.disk = Protection::off(format!(
+            "no mount namespace ({e}): candidate code can fill the disk through the scratch folder"
+        ));
         return Role::Alone;
     }
     if root {
@@ -156,6 +175,19 @@ pub fn enter_pid_namespace(p: &mut Protections) -> Role {
             Err(e) => Protection::off(format!("created, but the id maps could not be written: {e}")),
         };
     }
+    p.disk = if mount_ns {
+        match scratch_tmpfs() {
+            Ok(()) => Protection::on(format!(
+                "the scratch folder is a {} MiB tmpfs ({SCRATCH_FILES} files) in the worker's own mount \
+                 namespace: a write past it fails (ENOSPC) and the case is `refused`; emptied after a case \
+                 that wrote to it, gone with the worker",
+                SCRATCH_BYTES >> 20
+            )),
+            Err(e) => Protection::off(format!("a mount namespace, but the scratch tmpfs failed: {e}")),
+        }
+    } else {
+        Protection::off("unshare(CLONE_NEWNS) failed: the scratch folder is on the real disk, unbounded")
+    };
     // SAFETY: single-threaded, so the child may run any code after fork.
     match unsafe { libc::fork() } {
         0 => {
@@ -164,6 +196,10 @@ pub fn enter_pid_namespace(p: &mut Protections) -> Role {
             let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
             p.pid_namespace =
                 Protection::on("the worker is pid 1 of its own PID namespace: every process it starts dies with it");
+            p.processes = Protection::off(match cap_tasks() {
+                Ok(()) => format!("pid_max {PID_MAX}: at most {} tasks in the worker's namespace", PID_MAX - 1),
+                Err(e) => format!("no per-namespace pid_max (Linux 6.14+): {e}"),
+            });
             Role::Init
         }
         -1 => {
@@ -173,6 +209,50 @@ pub fn enter_pid_namespace(p: &mut Protections) -> Role {
         }
         pid => Role::Outer(pid),
     }
+}
+
+/// Size of the scratch tmpfs: what candidate code may write, in all.
+pub const SCRATCH_BYTES: u64 = 16 << 20;
+/// Files (inodes) the scratch tmpfs holds.
+pub const SCRATCH_FILES: u64 = 1024;
+/// The PID namespace's `pid_max`: pids run from 1 to 300, so at most 300
+/// tasks (threads included) are alive in it at once. 301 is the least
+/// the kernel accepts.
+const PID_MAX: u32 = 301;
+
+/// In a fresh mount namespace: stops mounts propagating back to the host
+/// and mounts a small tmpfs over the cwd, then enters it.
+fn scratch_tmpfs() -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let cwd = std::env::current_dir()?;
+    let mut path = cwd.as_os_str().as_bytes().to_vec();
+    path.push(0);
+    let options = format!("size={SCRATCH_BYTES},nr_inodes={SCRATCH_FILES},mode=0700\0");
+    // SAFETY: C strings that outlive the calls; mount(2) only reads them.
+    unsafe {
+        let flags = libc::MS_REC | libc::MS_PRIVATE;
+        if libc::mount(std::ptr::null(), c"/".as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        if libc::mount(
+            c"harness-scratch".as_ptr(),
+            path.as_ptr().cast(),
+            c"tmpfs".as_ptr(),
+            flags,
+            options.as_ptr().cast(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    // The cwd is still the folder under the mount: step onto the tmpfs.
+    std::env::set_current_dir(&cwd)
+}
+
+/// In the namespace's first process: caps the pids of the namespace.
+fn cap_tasks() -> std::io::Result<()> {
+    std::fs::write("/proc/sys/kernel/pid_max", PID_MAX.to_string())
 }
 
 /// The outer process: waits for the namespace's first process and ends
@@ -380,4 +460,355 @@ pub fn restrict(p: &mut Protections, scratch: &std::path::Path) {
             };
         }
     }
+}
+
+/// An act the sandbox refuses a case, as counted for its verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    /// fork, vfork, or a clone that is not a thread.
+    Process,
+    /// execve, execveat.
+    Program,
+    /// socket(2), of any family.
+    Socket,
+    /// io_uring_setup (its operations would bypass seccomp).
+    IoUring,
+    /// The scratch tmpfs was full after the case.
+    Disk,
+}
+
+impl Act {
+    pub const ALL: [Act; 5] = [Act::Process, Act::Program, Act::Socket, Act::IoUring, Act::Disk];
+
+    /// What candidate code tried, as a verdict's message says it.
+    pub fn what(self) -> String {
+        match self {
+            Act::Process => "start a process (fork/clone; candidate code may start none)".into(),
+            Act::Program => "run a program (execve)".into(),
+            Act::Socket => "open a socket (candidate code has no network and no unix sockets)".into(),
+            Act::IoUring => "use io_uring".into(),
+            Act::Disk => format!("write more than the scratch folder's {} MiB", SCRATCH_BYTES >> 20),
+        }
+    }
+}
+
+/// How often a case tried each [`Act`] (index: its place in `Act::ALL`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals(pub [u32; 5]);
+
+impl Refusals {
+    pub const BYTES: usize = 20;
+
+    pub fn any(&self) -> bool {
+        self.0.iter().any(|&n| n > 0)
+    }
+
+    pub fn count(&self, act: Act) -> u32 {
+        self.0[act as usize]
+    }
+
+    pub fn encode(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        for (i, n) in self.0.iter().enumerate() {
+            b[i * 4..i * 4 + 4].copy_from_slice(&n.to_le_bytes());
+        }
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Option<Refusals> {
+        if b.len() != Self::BYTES {
+            return None;
+        }
+        let mut r = Refusals::default();
+        for (i, n) in r.0.iter_mut().enumerate() {
+            *n = u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().ok()?);
+        }
+        Some(r)
+    }
+
+    /// "it tried to open a socket (2 times)", every act tried.
+    pub fn text(&self) -> String {
+        let parts: Vec<String> = Act::ALL
+            .iter()
+            .filter(|a| self.count(**a) > 0)
+            .map(|a| match (a, self.count(*a)) {
+                (Act::Disk, _) => a.what(),
+                (_, 1) => format!("{} (once)", a.what()),
+                (_, n) => format!("{} ({n} times)", a.what()),
+            })
+            .collect();
+        format!("the sandbox refused it: it tried to {}", parts.join("; and to "))
+    }
+}
+
+/// After this many refused calls a case's process ends at once (exit
+/// [`REFUSED_EXIT`]): a flood that ignores the errors stops in
+/// milliseconds instead of at the time limit.
+const REFUSALS_BEFORE_END: u32 = 10_000;
+/// The exit code of a case's process ended for its refused calls.
+pub const REFUSED_EXIT: i32 = 88;
+
+/// The counts of refused calls, in memory the worker shares with each
+/// case's process (which the SIGSYS handler there increments). Candidate
+/// code can scribble on it: that changes only its own verdict, never what
+/// was refused.
+pub struct RefusalCounts {
+    base: *mut std::sync::atomic::AtomicU32,
+}
+
+/// Where the SIGSYS handler of a case's process counts.
+static COUNTS: std::sync::atomic::AtomicPtr<std::sync::atomic::AtomicU32> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+impl RefusalCounts {
+    pub fn new() -> Option<RefusalCounts> {
+        // SAFETY: a fresh anonymous shared mapping, kept for the worker's life.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        (base != libc::MAP_FAILED).then_some(RefusalCounts { base: base.cast() })
+    }
+
+    fn slot(&self, i: usize) -> &std::sync::atomic::AtomicU32 {
+        assert!(i < Act::ALL.len());
+        // SAFETY: inside the page-sized mapping, which is never unmapped.
+        unsafe { &*self.base.add(i) }
+    }
+
+    /// In the worker, after a case: what its process was refused; zeroes
+    /// the counts for the next case.
+    pub fn take(&self) -> Refusals {
+        let mut r = Refusals::default();
+        for (i, n) in r.0.iter_mut().enumerate() {
+            *n = self.slot(i).swap(0, std::sync::atomic::Ordering::AcqRel);
+        }
+        r
+    }
+}
+
+/// The seccomp filters of a case's process, compiled in the worker
+/// (compiling allocates; applying does not).
+pub struct CaseFilters {
+    /// Refuses, with SIGSYS to the handler that counts and fails the call:
+    /// processes, programs, sockets, io_uring.
+    refuse: seccompiler::BpfProgram,
+    /// clone3 fails with ENOSYS (seccomp cannot read its flags), so that
+    /// glibc falls back to clone, whose flags it can read: threads stay
+    /// allowed.
+    clone3: seccompiler::BpfProgram,
+}
+
+fn target_arch() -> Result<seccompiler::TargetArch, String> {
+    seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|e| format!("seccomp filters: {e}"))
+}
+
+/// Socket and io_uring calls (the only ways to the network or to a unix
+/// socket outside, io_uring's operations being out of seccomp's sight).
+fn network_rules() -> Vec<(i64, Vec<seccompiler::SeccompRule>)> {
+    vec![(libc::SYS_socket, vec![]), (libc::SYS_io_uring_setup, vec![])]
+}
+
+/// Starting processes and programs; threads (clone with CLONE_THREAD)
+/// are allowed.
+fn process_rules() -> Result<Vec<(i64, Vec<seccompiler::SeccompRule>)>, String> {
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
+    let not_thread =
+        SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64), 0)
+            .and_then(|c| SeccompRule::new(vec![c]))
+            .map_err(|e| e.to_string())?;
+    #[allow(unused_mut)]
+    let mut rules = vec![(libc::SYS_clone, vec![not_thread]), (libc::SYS_execve, vec![]), (libc::SYS_execveat, vec![])];
+    #[cfg(target_arch = "x86_64")]
+    rules.extend([(libc::SYS_fork, vec![]), (libc::SYS_vfork, vec![])]);
+    Ok(rules)
+}
+
+fn compile(
+    rules: Vec<(i64, Vec<seccompiler::SeccompRule>)>,
+    action: seccompiler::SeccompAction,
+) -> Result<seccompiler::BpfProgram, String> {
+    let filter = seccompiler::SeccompFilter::new(
+        rules.into_iter().collect(),
+        seccompiler::SeccompAction::Allow,
+        action,
+        target_arch()?,
+    )
+    .map_err(|e| e.to_string())?;
+    filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
+}
+
+/// The action for a refused call in a case: SIGSYS to the counting
+/// handler where it knows how to set the call's result, else EPERM.
+fn refusal_action() -> seccompiler::SeccompAction {
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        seccompiler::SeccompAction::Trap
+    } else {
+        seccompiler::SeccompAction::Errno(libc::EPERM as u32)
+    }
+}
+
+impl CaseFilters {
+    pub fn new() -> Result<CaseFilters, String> {
+        let mut rules = process_rules()?;
+        rules.extend(network_rules());
+        Ok(CaseFilters {
+            refuse: compile(rules, refusal_action())?,
+            clone3: compile(vec![(libc::SYS_clone3, vec![])], seccompiler::SeccompAction::Errno(libc::ENOSYS as u32))?,
+        })
+    }
+
+    /// In a case's process, before candidate code runs: installs the
+    /// counting SIGSYS handler and both filters (for this process and
+    /// every thread it starts).
+    pub fn apply(&self, counts: Option<&RefusalCounts>) -> Result<(), String> {
+        if let Some(c) = counts {
+            COUNTS.store(c.base, std::sync::atomic::Ordering::Release);
+        }
+        // SAFETY: a plain sigaction with a handler that only touches
+        // atomics and the interrupted context.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigsys as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(libc::SIGSYS, &action, std::ptr::null_mut()) != 0 {
+                return Err(format!("sigaction(SIGSYS): {}", std::io::Error::last_os_error()));
+            }
+        }
+        seccompiler::apply_filter(&self.clone3).map_err(|e| e.to_string())?;
+        seccompiler::apply_filter(&self.refuse).map_err(|e| e.to_string())
+    }
+}
+
+/// Which act a refused system call number is.
+fn act_of(nr: i64) -> Act {
+    match nr {
+        libc::SYS_execve | libc::SYS_execveat => Act::Program,
+        libc::SYS_socket => Act::Socket,
+        libc::SYS_io_uring_setup => Act::IoUring,
+        _ => Act::Process,
+    }
+}
+
+/// The SIGSYS handler of a case's process: counts the refused call, makes
+/// it fail with EPERM (so candidate code reads "Operation not permitted"),
+/// and ends the process after [`REFUSALS_BEFORE_END`] refusals.
+extern "C" fn on_sigsys(_sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    use std::sync::atomic::Ordering;
+    // SAFETY: for SIGSYS the kernel fills `_sigsys` of siginfo, whose
+    // `_syscall` (an int) is at byte 24 on 64-bit Linux, after si_signo,
+    // si_errno, si_code, padding and `_call_addr`.
+    let nr = unsafe { *info.cast::<u8>().add(24).cast::<libc::c_int>() } as i64;
+    let counts = COUNTS.load(Ordering::Acquire);
+    let mut total = 0;
+    if !counts.is_null() {
+        // SAFETY: `counts` is the shared page set up before the filter.
+        unsafe {
+            (*counts.add(act_of(nr) as usize)).fetch_add(1, Ordering::AcqRel);
+            for i in 0..Act::ALL.len() {
+                total += (*counts.add(i)).load(Ordering::Acquire);
+            }
+        }
+    }
+    // SAFETY: `context` is the ucontext of the interrupted thread; the
+    // register written is the system call's return value.
+    unsafe {
+        let uc = context.cast::<libc::ucontext_t>();
+        #[cfg(target_arch = "x86_64")]
+        {
+            (*uc).uc_mcontext.gregs[libc::REG_RAX as usize] = -(libc::EPERM as i64);
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            (*uc).uc_mcontext.regs[0] = (-(libc::EPERM as i64)) as u64;
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let _ = uc;
+    }
+    if total >= REFUSALS_BEFORE_END {
+        // SAFETY: `_exit` is async-signal-safe and never returns.
+        unsafe { libc::_exit(REFUSED_EXIT) }
+    }
+}
+
+/// In a worker, before the library is loaded (its initialisers are
+/// candidate code): no sockets and no io_uring, for the worker and every
+/// process it forks; records `network` and `processes`.
+pub fn refuse_network(p: &mut Protections) {
+    let pid_max = std::mem::take(&mut p.processes.detail);
+    let applied = compile(network_rules(), seccompiler::SeccompAction::Errno(libc::EPERM as u32))
+        .and_then(|prog| seccompiler::apply_filter(&prog).map_err(|e| e.to_string()));
+    p.network = match &applied {
+        Ok(()) => Protection::on(
+            "seccomp: socket(2) and io_uring fail with EPERM in the worker (the library's initialisers too), \
+             every case and every scale check: no TCP, UDP or unix socket; a case that tries is `refused`",
+        ),
+        Err(e) => Protection::off(format!("no seccomp filter ({e}): candidate code can use the network")),
+    };
+    let cap = if pid_max.is_empty() { "no PID namespace".to_string() } else { pid_max };
+    p.processes = match (applied, CaseFilters::new()) {
+        (Ok(()), Ok(_)) => Protection::on(format!(
+            "seccomp: a case cannot fork, clone a process or execve (threads are allowed); one that tries is \
+             `refused`; the library's initialisers run in the worker: {cap}"
+        )),
+        (Err(e), _) | (_, Err(e)) => Protection::off(format!("no seccomp filter ({e}); {cap}")),
+    };
+}
+
+/// For the measuring worker, which runs candidate code itself: the calls
+/// a case may not make fail with EPERM (no handler counts them: the scale
+/// check's verdict is how the code ended).
+pub fn refuse_in_measure() -> Result<(), String> {
+    let mut rules = process_rules()?;
+    rules.extend(network_rules());
+    let refuse = compile(rules, seccompiler::SeccompAction::Errno(libc::EPERM as u32))?;
+    let clone3 = compile(vec![(libc::SYS_clone3, vec![])], seccompiler::SeccompAction::Errno(libc::ENOSYS as u32))?;
+    seccompiler::apply_filter(&clone3).map_err(|e| e.to_string())?;
+    seccompiler::apply_filter(&refuse).map_err(|e| e.to_string())
+}
+
+/// The scratch folder's use, to tell after a case whether it wrote (and
+/// whether it filled the tmpfs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScratchUse {
+    free_blocks: u64,
+    free_files: u64,
+}
+
+impl ScratchUse {
+    pub fn now() -> Option<ScratchUse> {
+        let s = rustix::fs::statvfs(".").ok()?;
+        Some(ScratchUse { free_blocks: s.f_bavail, free_files: s.f_favail })
+    }
+
+    /// Whether the tmpfs is full: no block or no inode left.
+    pub fn full(&self) -> bool {
+        self.free_blocks == 0 || self.free_files == 0
+    }
+}
+
+/// In the worker, after a case: empties the scratch folder if the case
+/// wrote to it (so the next case starts from a clean one); returns whether
+/// it was full.
+pub fn settle_scratch(fresh: Option<ScratchUse>) -> bool {
+    let (Some(fresh), Some(now)) = (fresh, ScratchUse::now()) else { return false };
+    if now == fresh {
+        return false;
+    }
+    for entry in std::fs::read_dir(".").into_iter().flatten().flatten() {
+        let path = entry.path();
+        let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+    }
+    now.full()
 }

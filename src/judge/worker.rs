@@ -84,6 +84,7 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
     let scratch = std::env::current_dir().unwrap_or_else(|_| "/nonexistent".into());
     confine::restrict(&mut protections, &scratch);
     set_limits(&args, &mut protections);
+    confine::refuse_network(&mut protections);
     protections.process_per_case =
         Protection::on("each case runs in a process forked for it from the loaded worker; no state carries over");
     send(&mut proto, frame::SANDBOX, &serde_json::to_vec(&protections).unwrap_or_default());
@@ -142,8 +143,10 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
         return run_shared(args, entry, &cases, proto);
     }
     let pending = Pending::new();
+    let jail = Jail { filters: confine::CaseFilters::new().ok(), counts: confine::RefusalCounts::new() };
+    let fresh = confine::ScratchUse::now();
     for calls in cases {
-        let end = run_case(args, role, entry, &calls, pending.as_ref(), proto);
+        let end = run_case(args, role, entry, &calls, pending.as_ref(), &jail, proto);
         let (output, dropped, end) = match end {
             Ok(x) => x,
             Err(e) => {
@@ -152,6 +155,13 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
                 return;
             }
         };
+        let mut end = end;
+        if let Some(counts) = &jail.counts {
+            end.refused = counts.take();
+        }
+        if confine::settle_scratch(fresh) {
+            end.refused.0[confine::Act::Disk as usize] = 1;
+        }
         // The case's process is gone: what it left in the shared buffer,
         // then its output and how it ended, in one write (one wake-up of
         // the harness per case).
@@ -180,7 +190,9 @@ fn run_shared(args: &WorkerArgs<'_>, entry: &Entry, cases: &[Vec<&[u8]>], proto:
                     let started = Instant::now();
                     run_calls(entry, calls, &mut |tag, body| send(proto, tag, body));
                     send(proto, frame::OUTPUT, &0u64.to_le_bytes());
-                    send(proto, frame::EXIT, &CaseExit { kind: b'x', value: 0, elapsed: started.elapsed() }.encode());
+                    let end =
+                        CaseExit { kind: b'x', value: 0, elapsed: started.elapsed(), refused: Default::default() };
+                    send(proto, frame::EXIT, &end.encode());
                 }
                 send(proto, frame::DONE, &[]);
             },
@@ -198,13 +210,19 @@ pub struct CaseExit {
     pub kind: u8,
     pub value: i32,
     pub elapsed: Duration,
+    /// What the sandbox refused the case.
+    pub refused: confine::Refusals,
 }
 
 impl CaseExit {
+    /// 13 bytes, then the refusals when there were any.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = vec![self.kind];
         b.extend_from_slice(&self.value.to_le_bytes());
         b.extend_from_slice(&(self.elapsed.as_micros() as u64).to_le_bytes());
+        if self.refused.any() {
+            b.extend_from_slice(&self.refused.encode());
+        }
         b
     }
 
@@ -216,8 +234,16 @@ impl CaseExit {
             kind: b[0],
             value: i32::from_le_bytes(b[1..5].try_into().ok()?),
             elapsed: Duration::from_micros(u64::from_le_bytes(b[5..13].try_into().ok()?)),
+            refused: if b.len() == 13 { Default::default() } else { confine::Refusals::decode(&b[13..])? },
         })
     }
+}
+
+/// What confines each case's process beyond the worker: its seccomp
+/// filters and the counts of what they refused.
+struct Jail {
+    filters: Option<confine::CaseFilters>,
+    counts: Option<confine::RefusalCounts>,
 }
 
 /// Runs one case in a child process; returns its output (capped), the
@@ -228,6 +254,7 @@ fn run_case(
     entry: &Entry,
     calls: &[&[u8]],
     pending: Option<&Pending>,
+    jail: &Jail,
     proto: &mut File,
 ) -> std::io::Result<(Vec<u8>, usize, CaseExit)> {
     use rustix::event::{PollFd, PollFlags, poll};
@@ -241,6 +268,11 @@ fn run_case(
         let _ = rustix::stdio::dup2_stdout(&write);
         let _ = rustix::stdio::dup2_stderr(&write);
         drop((read, write));
+        // No process, program, socket or io_uring from here on (the
+        // worker checked at its start that seccomp works).
+        if let Some(filters) = &jail.filters {
+            let _ = filters.apply(jail.counts.as_ref());
+        }
         confine::exit_now(run_in_child(entry, calls, proto.as_fd(), pending, args.stack_bytes));
     }
     drop(write);
@@ -301,12 +333,13 @@ fn run_case(
         }
         pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
     }
+    let refused = confine::Refusals::default();
     let end = if timed_out {
-        CaseExit { kind: b't', value: 0, elapsed }
+        CaseExit { kind: b't', value: 0, elapsed, refused }
     } else if let Some(sig) = status.terminating_signal() {
-        CaseExit { kind: b's', value: sig, elapsed }
+        CaseExit { kind: b's', value: sig, elapsed, refused }
     } else {
-        CaseExit { kind: b'x', value: status.exit_status().unwrap_or(-1), elapsed }
+        CaseExit { kind: b'x', value: status.exit_status().unwrap_or(-1), elapsed, refused }
     };
     Ok((output, dropped, end))
 }
@@ -502,9 +535,14 @@ mod tests {
 
     #[test]
     fn a_case_exit_round_trips() {
-        let e = CaseExit { kind: b's', value: 11, elapsed: Duration::from_micros(1234) };
+        let e = CaseExit { kind: b's', value: 11, elapsed: Duration::from_micros(1234), refused: Default::default() };
+        assert_eq!(e.encode().len(), 13, "no refusals, the frame of before");
         let d = CaseExit::decode(&e.encode()).unwrap();
         assert_eq!((d.kind, d.value, d.elapsed), (b's', 11, Duration::from_micros(1234)));
         assert!(CaseExit::decode(&[1, 2]).is_none());
+        let refused = confine::Refusals([3000, 0, 1, 0, 1]);
+        let e = CaseExit { refused, ..e };
+        assert_eq!(CaseExit::decode(&e.encode()).unwrap().refused, refused);
+        assert!(CaseExit::decode(&e.encode()[..20]).is_none(), "refusals cut short");
     }
 }
