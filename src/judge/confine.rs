@@ -541,69 +541,10 @@ impl Refusals {
     }
 }
 
-/// After this many refused calls a case's process ends at once (exit
-/// [`REFUSED_EXIT`]): a flood that ignores the errors stops in
-/// milliseconds instead of at the time limit.
-const REFUSALS_BEFORE_END: u32 = 10_000;
-/// The exit code of a case's process ended for its refused calls.
-pub const REFUSED_EXIT: i32 = 88;
-
-/// The counts of refused calls, in memory the worker shares with each
-/// case's process (which the SIGSYS handler there increments). Candidate
-/// code can scribble on it: that changes only its own verdict, never what
-/// was refused.
-pub struct RefusalCounts {
-    base: *mut std::sync::atomic::AtomicU32,
-}
-
-/// Where the SIGSYS handler of a case's process counts.
-static COUNTS: std::sync::atomic::AtomicPtr<std::sync::atomic::AtomicU32> =
-    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
-
-impl RefusalCounts {
-    pub fn new() -> Option<RefusalCounts> {
-        // SAFETY: a fresh anonymous shared mapping, kept for the worker's life.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                4096,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        (base != libc::MAP_FAILED).then_some(RefusalCounts { base: base.cast() })
-    }
-
-    fn slot(&self, i: usize) -> &std::sync::atomic::AtomicU32 {
-        assert!(i < Act::ALL.len());
-        // SAFETY: inside the page-sized mapping, which is never unmapped.
-        unsafe { &*self.base.add(i) }
-    }
-
-    /// In the worker, after a case: what its process was refused; zeroes
-    /// the counts for the next case.
-    pub fn take(&self) -> Refusals {
-        let mut r = Refusals::default();
-        for (i, n) in r.0.iter_mut().enumerate() {
-            *n = self.slot(i).swap(0, std::sync::atomic::Ordering::AcqRel);
-        }
-        r
-    }
-}
-
-/// The seccomp filters of a case's process, compiled in the worker
-/// (compiling allocates; applying does not).
-pub struct CaseFilters {
-    /// Refuses, with SIGSYS to the handler that counts and fails the call:
-    /// processes, programs, sockets, io_uring.
-    refuse: seccompiler::BpfProgram,
-    /// clone3 fails with ENOSYS (seccomp cannot read its flags), so that
-    /// glibc falls back to clone, whose flags it can read: threads stay
-    /// allowed.
-    clone3: seccompiler::BpfProgram,
-}
+/// After this many refused calls the worker ends the case at once: a
+/// flood that ignores the errors stops in milliseconds instead of at the
+/// time limit.
+pub const REFUSALS_BEFORE_END: u32 = 10_000;
 
 fn target_arch() -> Result<seccompiler::TargetArch, String> {
     seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(|e| format!("seccomp filters: {e}"))
@@ -616,7 +557,8 @@ fn network_rules() -> Vec<(i64, Vec<seccompiler::SeccompRule>)> {
 }
 
 /// Starting processes and programs; threads (clone with CLONE_THREAD)
-/// are allowed.
+/// are allowed. clone3, whose flags seccomp cannot read, is refused apart
+/// (see [`Supervisor`]).
 fn process_rules() -> Result<Vec<(i64, Vec<seccompiler::SeccompRule>)>, String> {
     use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
     let not_thread =
@@ -644,46 +586,163 @@ fn compile(
     filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
-/// The action for a refused call in a case: SIGSYS to the counting
-/// handler where it knows how to set the call's result, else EPERM.
-fn refusal_action() -> seccompiler::SeccompAction {
-    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        seccompiler::SeccompAction::Trap
-    } else {
-        seccompiler::SeccompAction::Errno(libc::EPERM as u32)
+/// clone3 fails with ENOSYS, so that glibc falls back to clone, whose
+/// flags a filter can read (threads stay allowed).
+fn clone3_filter() -> Result<seccompiler::BpfProgram, String> {
+    compile(vec![(libc::SYS_clone3, vec![])], seccompiler::SeccompAction::Errno(libc::ENOSYS as u32))
+}
+
+/// The worker's side of the filter that refuses a case's processes,
+/// programs and sockets: the refused call waits until the worker answers
+/// it (seccomp's user notification), and the worker answers EPERM, so
+/// candidate code reads "Operation not permitted", and counts it for the
+/// case's verdict. A signal-based refusal (SIGSYS) would not do: glibc's
+/// `posix_spawn`, behind `Command::spawn`, blocks every signal around its
+/// clone, and a blocked SIGSYS kills the process instead.
+///
+/// The filter is installed in the worker after the library is loaded, so
+/// the worker itself must start each case's process with clone3 (which
+/// this filter lets through); the case's process then refuses clone3 on
+/// its own (ENOSYS) and closes its copy of the listener before candidate
+/// code runs: a thread of the case must not answer its own refused call.
+pub struct Supervisor {
+    listener: std::os::fd::OwnedFd,
+    clone3: seccompiler::BpfProgram,
+}
+
+/// A marker the notifying action is compiled with and then replaced:
+/// seccompiler has no user-notification action.
+const NOTIFY_MARK: u32 = 0x4a1;
+
+/// Polled with the case's pipe: readable when a refused call waits.
+impl std::os::fd::AsFd for Supervisor {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.listener.as_fd()
     }
 }
 
-impl CaseFilters {
-    pub fn new() -> Result<CaseFilters, String> {
+impl Supervisor {
+    /// Installs the filter in this process (the worker); every process it
+    /// forks afterwards inherits it.
+    pub fn install() -> Result<Supervisor, String> {
+        use std::os::fd::FromRawFd;
         let mut rules = process_rules()?;
         rules.extend(network_rules());
-        Ok(CaseFilters {
-            refuse: compile(rules, refusal_action())?,
-            clone3: compile(vec![(libc::SYS_clone3, vec![])], seccompiler::SeccompAction::Errno(libc::ENOSYS as u32))?,
+        let mut program = compile(rules, seccompiler::SeccompAction::Trace(NOTIFY_MARK))?;
+        const BPF_RET_K: u16 = 0x06;
+        for insn in program.iter_mut() {
+            if insn.code == BPF_RET_K && insn.k == libc::SECCOMP_RET_TRACE | NOTIFY_MARK {
+                insn.k = libc::SECCOMP_RET_USER_NOTIF;
+            }
+        }
+        let clone3 = clone3_filter()?;
+        let prog = libc::sock_fprog { len: program.len() as u16, filter: program.as_mut_ptr().cast() };
+        // SAFETY: `prog` points at a valid BPF program (seccompiler's
+        // instructions have the kernel's layout); the kernel copies it.
+        let fd = unsafe {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                &prog as *const libc::sock_fprog,
+            )
+        };
+        if fd < 0 {
+            return Err(format!("seccomp user notification: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: the kernel just returned this descriptor, owned by no one.
+        let listener = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+        let _ = rustix::io::fcntl_setfd(&listener, rustix::io::FdFlags::CLOEXEC);
+        Ok(Supervisor { listener, clone3 })
+    }
+
+    /// Runs `f` (loading the library: its initialisers) while a thread
+    /// answers what it is refused, uncounted; the thread has ended when
+    /// this returns, so the worker is single-threaded again and may fork.
+    pub fn during<T>(&self, f: impl FnOnce() -> T) -> T {
+        use rustix::event::{PollFd, PollFlags, poll};
+        let Ok((stop_read, stop_write)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) else {
+            return f();
+        };
+        std::thread::scope(|scope| {
+            let answering = std::thread::Builder::new().name("refuser".into()).spawn_scoped(scope, || {
+                let mut uncounted = Refusals::default();
+                loop {
+                    let mut fds = [PollFd::new(&self.listener, PollFlags::IN), PollFd::new(&stop_read, PollFlags::IN)];
+                    if poll(&mut fds, None).is_err() {
+                        continue;
+                    }
+                    if !fds[1].revents().is_empty() {
+                        return;
+                    }
+                    self.answer(&mut uncounted);
+                }
+            });
+            let out = f();
+            drop(stop_write);
+            if let Ok(handle) = answering {
+                let _ = handle.join();
+            }
+            out
         })
     }
 
-    /// In a case's process, before candidate code runs: installs the
-    /// counting SIGSYS handler and both filters (for this process and
-    /// every thread it starts).
-    pub fn apply(&self, counts: Option<&RefusalCounts>) -> Result<(), String> {
-        if let Some(c) = counts {
-            COUNTS.store(c.base, std::sync::atomic::Ordering::Release);
-        }
-        // SAFETY: a plain sigaction with a handler that only touches
-        // atomics and the interrupted context.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigsys as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(libc::SIGSYS, &action, std::ptr::null_mut()) != 0 {
-                return Err(format!("sigaction(SIGSYS): {}", std::io::Error::last_os_error()));
+    /// Forks the process of one case with clone3 (the filter lets the
+    /// worker's own clone3 through). Returns 0 in the child, which has
+    /// closed the listener and refuses clone3 from then on.
+    pub fn fork_case(&self) -> std::io::Result<i32> {
+        use std::os::fd::AsRawFd;
+        // struct clone_args, version 0: flags, pidfd, child_tid,
+        // parent_tid, exit_signal, stack, stack_size, tls.
+        let args: [u64; 8] = [0, 0, 0, 0, libc::SIGCHLD as u64, 0, 0, 0];
+        // SAFETY: the worker never starts a thread, so the child of this
+        // clone (a plain fork: no shared memory, no atfork handlers) may run
+        // any code; `args` is a valid clone_args of its size.
+        let pid = unsafe { libc::syscall(libc::SYS_clone3, args.as_ptr(), std::mem::size_of_val(&args)) };
+        match pid {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                // SAFETY: closes this process's copy of the listener; the
+                // `OwnedFd` belongs to the worker's memory image and is
+                // never dropped here (the case ends in `_exit`).
+                unsafe { libc::close(self.listener.as_raw_fd()) };
+                if seccompiler::apply_filter(&self.clone3).is_err() {
+                    // A case that could clone3 could start processes.
+                    exit_now(3);
+                }
+                Ok(0)
             }
+            pid => Ok(pid as i32),
         }
-        seccompiler::apply_filter(&self.clone3).map_err(|e| e.to_string())?;
-        seccompiler::apply_filter(&self.refuse).map_err(|e| e.to_string())
+    }
+
+    /// Answers every refused call waiting (EPERM), counting each in
+    /// `refused`; returns how many were answered.
+    pub fn answer(&self, refused: &mut Refusals) -> u32 {
+        use rustix::event::{PollFd, PollFlags, poll};
+        use std::os::fd::AsRawFd;
+        let mut answered = 0;
+        loop {
+            let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
+            let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
+            if poll(&mut fds, Some(&zero)).unwrap_or(0) == 0 {
+                return answered;
+            }
+            // SAFETY: zeroed as the kernel requires, then filled by it.
+            let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+            // SAFETY: a seccomp listener and a notification buffer.
+            if unsafe { libc::ioctl(self.listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) } != 0 {
+                // The caller died meanwhile (ENOENT), or was interrupted.
+                return answered;
+            }
+            let act = act_of(notif.data.nr as i64);
+            refused.0[act as usize] = refused.0[act as usize].saturating_add(1);
+            answered += 1;
+            let mut resp = libc::seccomp_notif_resp { id: notif.id, val: 0, error: -libc::EPERM, flags: 0 };
+            // SAFETY: as above; a caller gone meanwhile gives ENOENT, ignored.
+            unsafe { libc::ioctl(self.listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+        }
     }
 }
 
@@ -697,81 +756,70 @@ fn act_of(nr: i64) -> Act {
     }
 }
 
-/// The SIGSYS handler of a case's process: counts the refused call, makes
-/// it fail with EPERM (so candidate code reads "Operation not permitted"),
-/// and ends the process after [`REFUSALS_BEFORE_END`] refusals.
-extern "C" fn on_sigsys(_sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
-    use std::sync::atomic::Ordering;
-    // SAFETY: for SIGSYS the kernel fills `_sigsys` of siginfo, whose
-    // `_syscall` (an int) is at byte 24 on 64-bit Linux, after si_signo,
-    // si_errno, si_code, padding and `_call_addr`.
-    let nr = unsafe { *info.cast::<u8>().add(24).cast::<libc::c_int>() } as i64;
-    let counts = COUNTS.load(Ordering::Acquire);
-    let mut total = 0;
-    if !counts.is_null() {
-        // SAFETY: `counts` is the shared page set up before the filter.
-        unsafe {
-            (*counts.add(act_of(nr) as usize)).fetch_add(1, Ordering::AcqRel);
-            for i in 0..Act::ALL.len() {
-                total += (*counts.add(i)).load(Ordering::Acquire);
-            }
-        }
-    }
-    // SAFETY: `context` is the ucontext of the interrupted thread; the
-    // register written is the system call's return value.
-    unsafe {
-        let uc = context.cast::<libc::ucontext_t>();
-        #[cfg(target_arch = "x86_64")]
-        {
-            (*uc).uc_mcontext.gregs[libc::REG_RAX as usize] = -(libc::EPERM as i64);
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            (*uc).uc_mcontext.regs[0] = (-(libc::EPERM as i64)) as u64;
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        let _ = uc;
-    }
-    if total >= REFUSALS_BEFORE_END {
-        // SAFETY: `_exit` is async-signal-safe and never returns.
-        unsafe { libc::_exit(REFUSED_EXIT) }
-    }
-}
-
-/// In a worker, before the library is loaded (its initialisers are
-/// candidate code): no sockets and no io_uring, for the worker and every
-/// process it forks; records `network` and `processes`.
+/// For the trusted reference, run in the worker itself: no sockets and
+/// no io_uring (EPERM); records `network`.
 pub fn refuse_network(p: &mut Protections) {
-    let pid_max = std::mem::take(&mut p.processes.detail);
     let applied = compile(network_rules(), seccompiler::SeccompAction::Errno(libc::EPERM as u32))
         .and_then(|prog| seccompiler::apply_filter(&prog).map_err(|e| e.to_string()));
-    p.network = match &applied {
-        Ok(()) => Protection::on(
-            "seccomp: socket(2) and io_uring fail with EPERM in the worker (the library's initialisers too), \
-             every case and every scale check: no TCP, UDP or unix socket; a case that tries is `refused`",
-        ),
-        Err(e) => Protection::off(format!("no seccomp filter ({e}): candidate code can use the network")),
-    };
-    let cap = if pid_max.is_empty() { "no PID namespace".to_string() } else { pid_max };
-    p.processes = match (applied, CaseFilters::new()) {
-        (Ok(()), Ok(_)) => Protection::on(format!(
-            "seccomp: a case cannot fork, clone a process or execve (threads are allowed); one that tries is \
-             `refused`; the library's initialisers run in the worker: {cap}"
-        )),
-        (Err(e), _) | (_, Err(e)) => Protection::off(format!("no seccomp filter ({e}); {cap}")),
+    p.network = match applied {
+        Ok(()) => Protection::on("seccomp: socket(2) and io_uring fail with EPERM"),
+        Err(e) => Protection::off(format!("no seccomp filter ({e}): the reference can use the network")),
     };
 }
 
-/// For the measuring worker, which runs candidate code itself: the calls
-/// a case may not make fail with EPERM (no handler counts them: the scale
-/// check's verdict is how the code ended).
-pub fn refuse_in_measure() -> Result<(), String> {
+/// Records `network` and `processes` for a worker that judges a process
+/// per case: `how` is the outcome of installing its [`Supervisor`]; the
+/// cap on what the library's initialisers start is the namespace's
+/// `pid_max`, set by [`enter_pid_namespace`].
+pub fn record_confinement(p: &mut Protections, how: Result<(), String>) {
+    let cap = match std::mem::take(&mut p.processes.detail) {
+        d if d.is_empty() => "no PID namespace".to_string(),
+        d => d,
+    };
+    match how {
+        Ok(()) => {
+            p.network = Protection::on(
+                "seccomp: socket(2) and io_uring fail with EPERM in the worker (the library's initialisers too), \
+                 every case and every scale check: no TCP, UDP or unix socket; a case that tries is `refused`",
+            );
+            p.processes = Protection::on(format!(
+                "seccomp: candidate code cannot fork, clone a process or execve (threads are allowed), in a \
+                 case nor in the library's initialisers; each try fails with EPERM and a case that tries is \
+                 `refused`; besides, {cap}"
+            ));
+        }
+        Err(e) => {
+            // The fallback: each case's process refuses them uncounted.
+            let fallback = refuse_quietly_program().map(drop);
+            p.network = match &fallback {
+                Ok(()) => Protection::on(format!(
+                    "seccomp: socket(2) and io_uring fail with EPERM in each case (not counted: {e})"
+                )),
+                Err(f) => Protection::off(format!("no seccomp filter ({f}): candidate code can use the network")),
+            };
+            p.processes = match fallback {
+                Ok(()) => Protection::on(format!(
+                    "seccomp: a case's fork, clone and execve fail with EPERM (not counted: {e}); {cap}"
+                )),
+                Err(f) => Protection::off(format!("no seccomp filter ({f}); {cap}")),
+            };
+        }
+    }
+}
+
+/// Refuses processes, programs, sockets and io_uring with EPERM, nothing
+/// counted: for the measuring worker, which runs candidate code itself
+/// (the scale check's verdict is how that code ended), and for a case's
+/// process where no [`Supervisor`] could be installed.
+pub fn refuse_quietly() -> Result<(), String> {
+    seccompiler::apply_filter(&clone3_filter()?).map_err(|e| e.to_string())?;
+    seccompiler::apply_filter(&refuse_quietly_program()?).map_err(|e| e.to_string())
+}
+
+fn refuse_quietly_program() -> Result<seccompiler::BpfProgram, String> {
     let mut rules = process_rules()?;
     rules.extend(network_rules());
-    let refuse = compile(rules, seccompiler::SeccompAction::Errno(libc::EPERM as u32))?;
-    let clone3 = compile(vec![(libc::SYS_clone3, vec![])], seccompiler::SeccompAction::Errno(libc::ENOSYS as u32))?;
-    seccompiler::apply_filter(&clone3).map_err(|e| e.to_string())?;
-    seccompiler::apply_filter(&refuse).map_err(|e| e.to_string())
+    compile(rules, seccompiler::SeccompAction::Errno(libc::EPERM as u32))
 }
 
 /// The scratch folder's use, to tell after a case whether it wrote (and

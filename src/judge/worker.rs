@@ -84,7 +84,19 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
     let scratch = std::env::current_dir().unwrap_or_else(|_| "/nonexistent".into());
     confine::restrict(&mut protections, &scratch);
     set_limits(&args, &mut protections);
-    confine::refuse_network(&mut protections);
+    // Cases in processes of their own: every process, program, socket or
+    // io_uring asked for from here on (the library's initialisers too) is
+    // refused, and counted for the case's verdict. The trusted reference,
+    // run in the worker itself, is refused sockets only.
+    let supervisor = if args.fork_per_case {
+        confine::Supervisor::install()
+    } else {
+        confine::refuse_network(&mut protections);
+        Err("the trusted reference runs in the worker".into())
+    };
+    if args.fork_per_case {
+        confine::record_confinement(&mut protections, supervisor.as_ref().map(drop).map_err(Clone::clone));
+    }
     protections.process_per_case =
         Protection::on("each case runs in a process forked for it from the loaded worker; no state carries over");
     send(&mut proto, frame::SANDBOX, &serde_json::to_vec(&protections).unwrap_or_default());
@@ -92,7 +104,7 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
         send(&mut proto, frame::DONE, &[]);
         return 0;
     }
-    run(&args, &role, &request, &mut proto);
+    run(&args, &role, &request, &mut proto, supervisor.ok());
     0
 }
 
@@ -121,8 +133,11 @@ fn send(proto: &mut File, tag: u8, body: &[u8]) {
     crate::judge::channel::send(proto, tag, body);
 }
 
-fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
-    let loaded = match library::load(args.lib, args.schema_hash) {
+fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File, supervisor: Option<confine::Supervisor>) {
+    // What the initialisers are refused is answered while they run (and
+    // not counted: no case is running).
+    let load = || library::load(args.lib, args.schema_hash);
+    let loaded = match supervisor.as_ref().map_or_else(load, |s| s.during(load)) {
         Ok(loaded) => loaded,
         Err(LoadFailure::Error(why)) => return send(proto, frame::LOAD_ERROR, why.as_bytes()),
         Err(LoadFailure::Mismatch(hs, text)) => {
@@ -143,7 +158,7 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
         return run_shared(args, entry, &cases, proto);
     }
     let pending = Pending::new();
-    let jail = Jail { filters: confine::CaseFilters::new().ok(), counts: confine::RefusalCounts::new() };
+    let jail = Jail { supervisor };
     let fresh = confine::ScratchUse::now();
     for calls in cases {
         let end = run_case(args, role, entry, &calls, pending.as_ref(), &jail, proto);
@@ -156,9 +171,6 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
             }
         };
         let mut end = end;
-        if let Some(counts) = &jail.counts {
-            end.refused = counts.take();
-        }
         if confine::settle_scratch(fresh) {
             end.refused.0[confine::Act::Disk as usize] = 1;
         }
@@ -239,11 +251,10 @@ impl CaseExit {
     }
 }
 
-/// What confines each case's process beyond the worker: its seccomp
-/// filters and the counts of what they refused.
+/// What confines each case's process beyond the worker: the seccomp
+/// filter whose refusals the worker answers and counts.
 struct Jail {
-    filters: Option<confine::CaseFilters>,
-    counts: Option<confine::RefusalCounts>,
+    supervisor: Option<confine::Supervisor>,
 }
 
 /// Runs one case in a child process; returns its output (capped), the
@@ -262,16 +273,17 @@ fn run_case(
 
     let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let started = Instant::now();
-    let pid = confine::fork_case()?;
+    let pid = match &jail.supervisor {
+        Some(supervisor) => supervisor.fork_case()?,
+        None => confine::fork_case()?,
+    };
     if pid == 0 {
         let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
         let _ = rustix::stdio::dup2_stdout(&write);
         let _ = rustix::stdio::dup2_stderr(&write);
         drop((read, write));
-        // No process, program, socket or io_uring from here on (the
-        // worker checked at its start that seccomp works).
-        if let Some(filters) = &jail.filters {
-            let _ = filters.apply(jail.counts.as_ref());
+        if jail.supervisor.is_none() {
+            let _ = confine::refuse_quietly();
         }
         confine::exit_now(run_in_child(entry, calls, proto.as_fd(), pending, args.stack_bytes));
     }
@@ -283,14 +295,16 @@ fn run_case(
     let mut dropped = 0usize;
     let mut pipe_open = true;
     let mut timed_out = false;
+    let mut refused = confine::Refusals::default();
     let status = loop {
         if let Ok(Some((_, status))) = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG) {
             break status;
         }
         let now = Instant::now();
-        if now >= deadline {
+        let flood = refused.0.iter().sum::<u32>() >= confine::REFUSALS_BEFORE_END;
+        if now >= deadline || flood {
             let _ = rustix::process::kill_process(pid, Signal::KILL);
-            timed_out = true;
+            timed_out = !flood;
             match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
                 Ok(Some((_, status))) => break status,
                 _ => continue,
@@ -309,11 +323,18 @@ fn run_case(
         if let Some(fd) = &pidfd {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
+        if let Some(s) = &jail.supervisor {
+            fds.push(PollFd::new(s, PollFlags::IN));
+        }
         let _ = poll(&mut fds, Some(&timeout));
         let readable = pipe_open && !fds[0].revents().is_empty();
+        let refusing = jail.supervisor.is_some() && fds.last().is_some_and(|f| !f.revents().is_empty());
         drop(fds);
         if readable {
             pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
+        }
+        if refusing && let Some(s) = &jail.supervisor {
+            s.answer(&mut refused);
         }
     };
     let elapsed = started.elapsed();
@@ -333,7 +354,6 @@ fn run_case(
         }
         pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
     }
-    let refused = confine::Refusals::default();
     let end = if timed_out {
         CaseExit { kind: b't', value: 0, elapsed, refused }
     } else if let Some(sig) = status.terminating_signal() {
