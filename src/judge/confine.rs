@@ -756,6 +756,12 @@ fn act_of(nr: i64) -> Act {
     }
 }
 
+/// The filter a solution's build runs under once its dependencies are
+/// fetched: socket(2) and io_uring fail with EPERM.
+pub fn network_filter() -> Result<seccompiler::BpfProgram, String> {
+    compile(network_rules(), seccompiler::SeccompAction::Errno(libc::EPERM as u32))
+}
+
 /// For the trusted reference, run in the worker itself: no sockets and
 /// no io_uring (EPERM); records `network`.
 pub fn refuse_network(p: &mut Protections) {
