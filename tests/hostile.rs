@@ -907,3 +907,40 @@ fn filling_the_disk_stops_at_the_scratch_bound_and_leaves_nothing() {
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains("harness-scratch"), "a scratch tmpfs is left mounted on the host");
 }
+
+#[test]
+fn a_build_script_reaches_no_listener_once_its_dependencies_are_cached() {
+    let _serial = serial();
+    let project = project("");
+    let dir = project.path();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The escape crate depends on the contract by path only: nothing to
+    // download, so its build has no network.
+    with_build_script(
+        dir,
+        "escape_build_connects",
+        "fn main() {\n    let port: u16 = std::env::var(\"CONFINE_TCP\").unwrap().parse().unwrap();\n    \
+         match std::net::TcpStream::connect((\"127.0.0.1\", port)) {\n        \
+         Ok(_) => panic!(\"build.rs connect: GOT THROUGH\"),\n        \
+         Err(e) => panic!(\"build.rs connect to 127.0.0.1:{port}: {e}\"),\n    }\n}\n",
+    );
+    let done = run_env(
+        dir,
+        &["check", "escape", "--gate", "1", "--json"],
+        &[("CONFINE_TCP", port.to_string())],
+        Duration::from_secs(180),
+        |_| {},
+    );
+    assert_eq!(done.code, Some(1), "{}{}", done.stdout, done.stderr);
+    assert!(listener.accept().is_err(), "a connection reached the test's listener");
+    let report: Value = serde_json::from_str(&done.stdout).unwrap();
+    let failure = report["build"]["failure"].as_str().unwrap_or_default().to_string();
+    assert!(
+        failure.contains(&format!("build.rs connect to 127.0.0.1:{port}: Operation not permitted")),
+        "the build script tried and was refused: {failure}"
+    );
+    assert_eq!(report["sandbox"]["build_network"]["active"], true, "{}", report["sandbox"]["build_network"]);
+    assert_none_left(Duration::from_secs(2));
+}
