@@ -255,9 +255,9 @@ fn enter(jail: &Jail) {
             libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32);
         }
         // No sockets for cargo, rustc, build scripts and proc macros
-        // (seccompiler only calls prctl and seccomp here: no allocation).
+        // (`install` only calls prctl and seccomp: no allocation).
         if let Some(program) = &jail.no_network {
-            let _ = seccompiler::apply_filter(program);
+            let _ = crate::judge::confine::install(program, 0);
         }
         if !namespace {
             return;

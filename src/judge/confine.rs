@@ -586,6 +586,32 @@ fn compile(
     filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
+/// Installs `program` on the calling thread (and the threads and
+/// processes it starts) with `flags`, plus `SECCOMP_FILTER_FLAG_SPEC_ALLOW`:
+/// without it a kernel that mitigates Speculative Store Bypass "via prctl
+/// and seccomp" would slow every filtered process down, and there is no
+/// secret in a worker to protect that way. Returns what seccomp(2) returns
+/// (a listener with `SECCOMP_FILTER_FLAG_NEW_LISTENER`). Makes system
+/// calls only (safe between fork and exec).
+pub fn install(program: &seccompiler::BpfProgram, flags: libc::c_ulong) -> std::io::Result<i64> {
+    const SPEC_ALLOW: libc::c_ulong = 1 << 2; // SECCOMP_FILTER_FLAG_SPEC_ALLOW
+    let prog = libc::sock_fprog { len: program.len() as u16, filter: program.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: `prog` points at a valid BPF program (seccompiler's
+    // instructions have the kernel's layout), which the kernel copies.
+    let call = |flags: libc::c_ulong| unsafe {
+        libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, &prog as *const libc::sock_fprog)
+    };
+    // SAFETY: no_new_privs only forbids gaining privileges by exec.
+    unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    let mut r = call(flags | SPEC_ALLOW);
+    // SAFETY: reading errno right after the call.
+    if r < 0 && unsafe { *libc::__errno_location() } == libc::EINVAL {
+        // A kernel before 4.17 has no SPEC_ALLOW.
+        r = call(flags);
+    }
+    if r < 0 { Err(std::io::Error::last_os_error()) } else { Ok(r) }
+}
+
 /// clone3 fails with ENOSYS, so that glibc falls back to clone, whose
 /// flags a filter can read (threads stay allowed).
 fn clone3_filter() -> Result<seccompiler::BpfProgram, String> {
@@ -636,21 +662,8 @@ impl Supervisor {
             }
         }
         let clone3 = clone3_filter()?;
-        let prog = libc::sock_fprog { len: program.len() as u16, filter: program.as_mut_ptr().cast() };
-        // SAFETY: `prog` points at a valid BPF program (seccompiler's
-        // instructions have the kernel's layout); the kernel copies it.
-        let fd = unsafe {
-            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-            libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                &prog as *const libc::sock_fprog,
-            )
-        };
-        if fd < 0 {
-            return Err(format!("seccomp user notification: {}", std::io::Error::last_os_error()));
-        }
+        let fd = install(&program, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)
+            .map_err(|e| format!("seccomp user notification: {e}"))?;
         // SAFETY: the kernel just returned this descriptor, owned by no one.
         let listener = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
         let _ = rustix::io::fcntl_setfd(&listener, rustix::io::FdFlags::CLOEXEC);
@@ -707,7 +720,7 @@ impl Supervisor {
                 // `OwnedFd` belongs to the worker's memory image and is
                 // never dropped here (the case ends in `_exit`).
                 unsafe { libc::close(self.listener.as_raw_fd()) };
-                if seccompiler::apply_filter(&self.clone3).is_err() {
+                if install(&self.clone3, 0).is_err() {
                     // A case that could clone3 could start processes.
                     exit_now(3);
                 }
@@ -766,7 +779,7 @@ pub fn network_filter() -> Result<seccompiler::BpfProgram, String> {
 /// no io_uring (EPERM); records `network`.
 pub fn refuse_network(p: &mut Protections) {
     let applied = compile(network_rules(), seccompiler::SeccompAction::Errno(libc::EPERM as u32))
-        .and_then(|prog| seccompiler::apply_filter(&prog).map_err(|e| e.to_string()));
+        .and_then(|prog| install(&prog, 0).map(drop).map_err(|e| e.to_string()));
     p.network = match applied {
         Ok(()) => Protection::on("seccomp: socket(2) and io_uring fail with EPERM"),
         Err(e) => Protection::off(format!("no seccomp filter ({e}): the reference can use the network")),
@@ -818,8 +831,8 @@ pub fn record_confinement(p: &mut Protections, how: Result<(), String>) {
 /// (the scale check's verdict is how that code ended), and for a case's
 /// process where no [`Supervisor`] could be installed.
 pub fn refuse_quietly() -> Result<(), String> {
-    seccompiler::apply_filter(&clone3_filter()?).map_err(|e| e.to_string())?;
-    seccompiler::apply_filter(&refuse_quietly_program()?).map_err(|e| e.to_string())
+    install(&clone3_filter()?, 0).map_err(|e| e.to_string())?;
+    install(&refuse_quietly_program()?, 0).map(drop).map_err(|e| e.to_string())
 }
 
 fn refuse_quietly_program() -> Result<seccompiler::BpfProgram, String> {
