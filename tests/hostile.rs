@@ -34,11 +34,14 @@ fn project(extra_toml: &str) -> tempfile::TempDir {
     let p = dir.path();
     let fixture = root().join("tests/fixtures/project");
     copy_dir(&fixture.join("problems"), &p.join("problems"));
-    copy_dir(&fixture.join("solutions/escape"), &p.join("solutions/escape"));
-    let manifest = p.join("solutions/escape/Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    let text = harness::judge::compile::point_at_contract(&text, &p.join("solutions/escape"), &root().join("contract"));
-    std::fs::write(&manifest, text).unwrap();
+    for solution in ["escape", "confine"] {
+        let crate_dir = p.join("solutions").join(solution);
+        copy_dir(&fixture.join("solutions").join(solution), &crate_dir);
+        let manifest = crate_dir.join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let text = harness::judge::compile::point_at_contract(&text, &crate_dir, &root().join("contract"));
+        std::fs::write(&manifest, text).unwrap();
+    }
     std::fs::create_dir_all(p.join("reports/sessions")).unwrap();
     std::fs::write(p.join("reports/sessions/keep.json"), b"{\"untouched\": true}").unwrap();
     std::fs::write(
@@ -91,6 +94,48 @@ fn marked() -> Vec<String> {
     found
 }
 
+/// The case processes of harness `harness` running candidate code: in one
+/// of its scratch folders, with a thread named `candidate`. (Candidate code
+/// starts no process of its own: that is refused.)
+fn running_cases(harness: u32) -> Vec<u32> {
+    let scratch = format!("harness-scratch-{harness}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok().map(|pid| (pid, e.path())))
+        .filter(|(_, path)| std::fs::read_link(path.join("cwd")).is_ok_and(|c| c.to_string_lossy().contains(&scratch)))
+        .filter(|(_, path)| {
+            std::fs::read_dir(path.join("task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "candidate"))
+        })
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Waits until one case process of harness `harness` has run candidate
+/// code for `settled` (a case that hangs, not one passing by).
+fn wait_for_running_case(harness: u32, settled: Duration, within: Duration, what: impl Fn() -> String) {
+    let start = Instant::now();
+    let mut seen: Option<(u32, Instant)> = None;
+    loop {
+        let running = running_cases(harness);
+        seen = match seen {
+            Some((pid, since)) if running.contains(&pid) => {
+                if since.elapsed() >= settled {
+                    return;
+                }
+                Some((pid, since))
+            }
+            _ => running.first().map(|pid| (*pid, Instant::now())),
+        };
+        assert!(start.elapsed() < within, "no case kept running: {}", what());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Waits up to `within` for no marked process to be left.
 fn assert_none_left(within: Duration) {
     let start = Instant::now();
@@ -115,10 +160,22 @@ struct Finished {
 /// Runs the harness in `dir`, failing the test if it is not done within
 /// `deadline`; `during` is called once with its pid while it runs.
 fn run(dir: &Path, args: &[&str], deadline: Duration, during: impl FnOnce(u32)) -> Finished {
+    run_env(dir, args, &[], deadline, during)
+}
+
+/// [`run`] with variables added to the harness's environment.
+fn run_env(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+    deadline: Duration,
+    during: impl FnOnce(u32),
+) -> Finished {
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
         .current_dir(dir)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -185,17 +242,32 @@ fn escape_attempts_are_refused_and_statics_never_carry_over() {
         assert_eq!(done.code, Some(1), "round {round}: {}{}", done.stdout, done.stderr);
         let report: Value = serde_json::from_str(&done.stdout).unwrap();
         let gate = &report["gates"][0];
-        // Every escape is refused (a pass); only the two cases that need a
-        // second instance in their process fail, and always the same way.
+        // Every escape is refused: a pass, or `refused` where the case
+        // tried to start a process (setsid, kill); only the two cases that
+        // need a second instance in their process fail otherwise, and
+        // always the same way.
         let expected: BTreeMap<String, String> = [
-            ("not the first instance, 1".to_string(), "wrong_answer".to_string()),
-            ("not the first instance, 2".to_string(), "wrong_answer".to_string()),
+            ("not the first instance, 1", "wrong_answer"),
+            ("not the first instance, 2", "wrong_answer"),
+            ("a setsid child keeps the output pipe", "refused"),
+            ("a setsid child with every fd closed", "refused"),
+            ("stops and kills the harness", "refused"),
         ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .into();
         assert_eq!(verdicts(&report), expected, "round {round}");
         assert_eq!(gate["cases_total"], 14);
         // In force on this machine (CI is the same kind).
-        for p in ["pid_namespace", "filesystem", "signals", "no_terminal", "process_per_case"] {
+        for p in [
+            "pid_namespace",
+            "filesystem",
+            "signals",
+            "no_terminal",
+            "process_per_case",
+            "network",
+            "processes",
+            "disk",
+        ] {
             assert_eq!(report["sandbox"][p]["active"], true, "{p}: {}", report["sandbox"][p]);
         }
         assert!(done.peak_kb > 0 && done.peak_kb < 200_000, "harness peak memory {} kB", done.peak_kb);
@@ -213,17 +285,21 @@ fn sigterm_sigint_and_sighup_of_check_end_every_worker_and_child() {
     for signal in ["-TERM", "-INT", "-HUP"] {
         let done = run(dir, &["check", "escape", "--gate", "2"], Duration::from_secs(120), |pid| {
             killed.push(pid);
-            // Both children of the hanging case are up.
-            let start = Instant::now();
-            while marked().iter().filter(|m| m.contains("74242")).count() < 2 {
-                assert!(start.elapsed() < Duration::from_secs(60), "the hanging case never started");
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            // The hanging case is running (its children were refused).
+            wait_for_running_case(pid, Duration::from_millis(300), Duration::from_secs(60), || {
+                "the hanging case never started".into()
+            });
             Command::new("kill").args([signal, &pid.to_string()]).status().unwrap();
         });
         assert_ne!(done.code, Some(0), "{signal}");
         assert!(done.took < Duration::from_secs(60), "{signal}: took {:?}", done.took);
         assert_none_left(Duration::from_secs(2));
+        let pid = *killed.last().unwrap();
+        let start = Instant::now();
+        while !(workers_of(pid).is_empty() && running_cases(pid).is_empty()) {
+            assert!(start.elapsed() < Duration::from_secs(2), "{signal}: workers left: {:?}", workers_of(pid));
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     // The scratch folders the killed runs could not remove go with the
     // next run.
@@ -271,15 +347,11 @@ fn a_build_script_that_never_ends_meets_the_build_deadline() {
 #[test]
 fn a_tui_killed_with_sigkill_leaves_nothing_running_and_resumes() {
     let _serial = serial();
-    // The starter with a constructor that blocks in a child process.
+    // The starter with a constructor that blocks.
     let (project, lib, starter) = blocking_starter("742426");
     let dir = project.path();
     let mut first = common::Pty::start(dir, "versioned_kv", 24, 80);
-    let start = Instant::now();
-    while marked().is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(120), "no case reached new(): {}", first.contents());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_marker(&first);
     first.child.kill().unwrap();
     first.child.wait().unwrap();
     assert_none_left(Duration::from_secs(2));
@@ -492,7 +564,7 @@ fn code_run_by_a_scale_check_cannot_write_outside_or_signal_the_harness() {
 }
 
 /// A versioned_kv project whose solution is the starter with a
-/// constructor that blocks in a child `sleep <marker>`; returns the
+/// constructor that sleeps `<marker>` seconds; returns the
 /// project, the solution's lib.rs and the starter's text.
 fn blocking_starter(marker: &str) -> (tempfile::TempDir, PathBuf, String) {
     let project = common::versioned_kv_project("harness-e2e");
@@ -510,18 +582,18 @@ fn blocking_starter(marker: &str) -> (tempfile::TempDir, PathBuf, String) {
     let starter = std::fs::read_to_string(&lib).unwrap();
     let needle = "fn new() -> Self {";
     assert!(starter.contains(needle), "the starter has a constructor");
-    let blocking = format!("{needle}\n        std::process::Command::new(\"sleep\").arg(\"{marker}\").status().ok();");
+    // It sleeps in its own process: candidate code may start none.
+    let blocking = format!("{needle}\n        std::thread::sleep(std::time::Duration::from_secs({marker}));");
     std::fs::write(&lib, starter.replacen(needle, &blocking, 1)).unwrap();
     (project, lib, starter)
 }
 
 /// Waits until a case of the TUI's run has reached the blocking `new()`.
 fn wait_for_marker(tui: &common::Pty) {
-    let start = Instant::now();
-    while marked().is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(120), "no case reached new(): {}", tui.contents());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let pid = tui.child.process_id().unwrap_or(0);
+    wait_for_running_case(pid, Duration::from_millis(100), Duration::from_secs(120), || {
+        format!("no case reached new(): {}", tui.contents())
+    });
 }
 
 /// The workers still running in the scratch folders of harness `pid`.
@@ -620,4 +692,255 @@ fn a_scale_check_still_names_how_the_measured_code_died_inside_its_namespace() {
         let check = &report["gates"][1]["scale"][0];
         assert_eq!(check["verdict"], verdict, "{what}: {check}");
     }
+}
+
+/// The failure of case `name` in a `check --json` report.
+fn failure<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["gates"][0]["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["case"] == name)
+        .unwrap_or_else(|| panic!("case `{name}` did not fail: {report}"))
+}
+
+/// A loopback port nothing listens on right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Judges the fixture's `confine` problem (every act, one case each) with
+/// `env`; `during` runs on a thread of its own while the harness does, until
+/// the flag says it has ended. Returns the report and what `during` found.
+fn judge_confine<T: Send>(
+    env: &[(&str, String)],
+    during: impl FnOnce(&std::sync::atomic::AtomicBool) -> T + Send,
+) -> (Value, T) {
+    let project = project("");
+    let dir = project.path();
+    let ended = std::sync::atomic::AtomicBool::new(false);
+    let (done, found) = std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| during(&ended));
+        let done = run_env(dir, &["check", "confine", "--json"], env, Duration::from_secs(180), |_| {});
+        ended.store(true, std::sync::atomic::Ordering::Release);
+        (done, watcher.join().unwrap())
+    });
+    assert_eq!(done.code, Some(1), "{}{}", done.stdout, done.stderr);
+    let report: Value = serde_json::from_str(&done.stdout).unwrap();
+    // The acts that need no outside all pass: threads and a small file
+    // in the scratch folder are fine.
+    let failed: Vec<&str> =
+        report["gates"][0]["failures"].as_array().unwrap().iter().map(|f| f["case"].as_str().unwrap()).collect();
+    for fine in ["writes a little and reads it back", "computes on a thread"] {
+        assert!(!failed.contains(&fine), "`{fine}` failed: {report}");
+    }
+    for p in ["network", "processes", "disk"] {
+        assert_eq!(report["sandbox"][p]["active"], true, "{p}: {}", report["sandbox"][p]);
+    }
+    assert_none_left(Duration::from_secs(2));
+    (report, found)
+}
+
+/// Asserts that case `name` is `refused` for `act` and that its own panic
+/// message (the proof it tried) contains `tried`.
+fn assert_refused(report: &Value, name: &str, act: &str, tried: &str) {
+    let f = failure(report, name);
+    assert_eq!(f["verdict"], "refused", "{f}");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(act), "names what was refused ({act}): {message}");
+    assert!(message.contains(tried), "the case's own panic shows the attempt ({tried}): {message}");
+}
+
+#[test]
+fn a_tcp_connection_to_a_listener_on_loopback_never_arrives() {
+    let _serial = serial();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (report, arrived) = judge_confine(&[("CONFINE_TCP", port.to_string())], |ended| {
+        let mut arrived = 0;
+        while !ended.load(std::sync::atomic::Ordering::Acquire) {
+            arrived += usize::from(listener.accept().is_ok());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        arrived + usize::from(listener.accept().is_ok())
+    });
+    assert_eq!(arrived, 0, "connections reached the test's listener");
+    assert_refused(
+        &report,
+        "connects over TCP to a listener on 127.0.0.1",
+        "open a socket",
+        &format!("tcp_connect to 127.0.0.1:{port}: Operation not permitted"),
+    );
+}
+
+#[test]
+fn a_listener_candidate_code_opens_on_0_0_0_0_is_not_reachable() {
+    let _serial = serial();
+    let port = free_port();
+    let (report, reached) = judge_confine(&[("CONFINE_LISTEN", port.to_string())], |ended| {
+        // Knock all the while the harness runs (the case would listen 1.5 s).
+        let mut reached = 0;
+        while !ended.load(std::sync::atomic::Ordering::Acquire) {
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+            reached += usize::from(std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(50)).is_ok());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        reached
+    });
+    assert_eq!(reached, 0, "the candidate's listener on 0.0.0.0:{port} was reached from outside");
+    assert_refused(
+        &report,
+        "listens on 0.0.0.0",
+        "open a socket",
+        &format!("tcp_listen on 0.0.0.0:{port}: Operation not permitted"),
+    );
+}
+
+#[test]
+fn a_udp_datagram_to_loopback_never_arrives() {
+    let _serial = serial();
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let (report, received) = judge_confine(&[("CONFINE_UDP", port.to_string())], |ended| {
+        let mut received = 0;
+        let mut buf = [0u8; 64];
+        loop {
+            let last = ended.load(std::sync::atomic::Ordering::Acquire);
+            received += usize::from(socket.recv_from(&mut buf).is_ok());
+            if last {
+                return received;
+            }
+        }
+    });
+    assert_eq!(received, 0, "datagrams reached the test's socket");
+    assert_refused(
+        &report,
+        "sends a UDP datagram to 127.0.0.1",
+        "open a socket",
+        &format!("udp datagram to 127.0.0.1:{port}: Operation not permitted"),
+    );
+}
+
+#[test]
+fn a_unix_socket_outside_the_sandbox_is_not_reached() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("outside.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let (report, arrived) = judge_confine(&[("CONFINE_UNIX", path.display().to_string())], |ended| {
+        let mut arrived = 0;
+        while !ended.load(std::sync::atomic::Ordering::Acquire) {
+            arrived += usize::from(listener.accept().is_ok());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        arrived + usize::from(listener.accept().is_ok())
+    });
+    assert_eq!(arrived, 0, "connections reached the test's unix socket");
+    assert_refused(
+        &report,
+        "connects to a unix socket outside",
+        "open a socket",
+        &format!("unix socket {}: Operation not permitted", path.display()),
+    );
+}
+
+#[test]
+fn a_fork_flood_starts_no_process_and_is_refused_quickly() {
+    let _serial = serial();
+    // Processes of the flood (`sleep 742431`) alive at once, sampled.
+    let (report, peak) = judge_confine(&[], |ended| {
+        let mut peak = 0;
+        while !ended.load(std::sync::atomic::Ordering::Acquire) {
+            peak = peak.max(marked().iter().filter(|m| m.contains("742431")).count());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        peak
+    });
+    assert_eq!(peak, 0, "processes of the flood were alive at once");
+    let f = failure(&report, "starts 3000 processes");
+    assert_refused(
+        &report,
+        "starts 3000 processes",
+        "start a process",
+        "fork_flood started 0 of 3000 processes; spawn: Operation not permitted",
+    );
+    assert!(f["message"].as_str().unwrap().contains("(3000 times)"), "every try counted: {f}");
+}
+
+#[test]
+fn filling_the_disk_stops_at_the_scratch_bound_and_leaves_nothing() {
+    let _serial = serial();
+    let free = || {
+        let s = rustix::fs::statvfs(std::env::temp_dir()).unwrap();
+        s.f_bavail * s.f_frsize
+    };
+    let before = free();
+    let (report, lowest) = judge_confine(&[], |ended| {
+        let mut lowest = u64::MAX;
+        while !ended.load(std::sync::atomic::Ordering::Acquire) {
+            lowest = lowest.min(free());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        lowest
+    });
+    let after = free();
+    // The case tries 1 GiB; the bound is 16 MiB, and it lives in memory
+    // (tmpfs), not on the disk. Other work on the machine moves the
+    // figure a little, so allow some slack.
+    let slack = 256 << 20;
+    assert!(before.saturating_sub(lowest) < slack, "free space fell by {} MiB during the run", (before - lowest) >> 20);
+    assert!(before.saturating_sub(after) < slack, "free space fell by {} MiB after the run", (before - after) >> 20);
+    assert_refused(
+        &report,
+        "writes 1 GiB into its folder",
+        "write more than the scratch folder's 16 MiB",
+        "disk: wrote ",
+    );
+    let message = failure(&report, "writes 1 GiB into its folder")["message"].as_str().unwrap().to_string();
+    let wrote: u64 = message.split("disk: wrote ").nth(1).and_then(|r| r.split(' ').next()?.parse().ok()).unwrap();
+    assert!((8..=16).contains(&wrote), "wrote {wrote} MiB before the bound: {message}");
+    assert!(message.contains("No space left on device"), "{message}");
+    // The tmpfs was the worker's own: the host has no such mount.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains("harness-scratch"), "a scratch tmpfs is left mounted on the host");
+}
+
+#[test]
+fn a_build_script_reaches_no_listener_once_its_dependencies_are_cached() {
+    let _serial = serial();
+    let project = project("");
+    let dir = project.path();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The escape crate depends on the contract by path only: nothing to
+    // download, so its build has no network.
+    with_build_script(
+        dir,
+        "escape_build_connects",
+        "fn main() {\n    let port: u16 = std::env::var(\"CONFINE_TCP\").unwrap().parse().unwrap();\n    \
+         match std::net::TcpStream::connect((\"127.0.0.1\", port)) {\n        \
+         Ok(_) => panic!(\"build.rs connect: GOT THROUGH\"),\n        \
+         Err(e) => panic!(\"build.rs connect to 127.0.0.1:{port}: {e}\"),\n    }\n}\n",
+    );
+    let done = run_env(
+        dir,
+        &["check", "escape", "--gate", "1", "--json"],
+        &[("CONFINE_TCP", port.to_string())],
+        Duration::from_secs(180),
+        |_| {},
+    );
+    assert_eq!(done.code, Some(1), "{}{}", done.stdout, done.stderr);
+    assert!(listener.accept().is_err(), "a connection reached the test's listener");
+    let report: Value = serde_json::from_str(&done.stdout).unwrap();
+    let failure = report["build"]["failure"].as_str().unwrap_or_default().to_string();
+    assert!(
+        failure.contains(&format!("build.rs connect to 127.0.0.1:{port}: Operation not permitted")),
+        "the build script tried and was refused: {failure}"
+    );
+    assert_eq!(report["sandbox"]["build_network"]["active"], true, "{}", report["sandbox"]["build_network"]);
+    assert_none_left(Duration::from_secs(2));
 }

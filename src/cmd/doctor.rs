@@ -22,9 +22,10 @@ pub fn sandbox_json(config: &Config) -> Result<Json> {
             config.build_deadline.as_secs()
         ),
     });
-    let (filesystem, pid_namespace) = crate::judge::buildbox::report();
+    let (filesystem, pid_namespace, network) = crate::judge::buildbox::report();
     out["build_filesystem"] = serde_json::to_value(filesystem)?;
     out["build_pid_namespace"] = serde_json::to_value(pid_namespace)?;
+    out["build_network"] = serde_json::to_value(network)?;
     Ok(out)
 }
 

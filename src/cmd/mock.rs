@@ -373,7 +373,7 @@ mod tests {
         let p = Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "versioned_kv").unwrap();
         let s = new_session(&p, p.default_path(), 90 * 60_000, 1_000);
         assert_eq!(s.mode, Mode::Mock);
-        assert_eq!(s.pace_ms.len(), p.gates.len());
+        assert_eq!(s.pace_ms.len(), p.path_length, "a pace for each position of the path");
         assert_eq!(*s.pace_ms.last().unwrap(), 90 * 60_000);
     }
 }

@@ -34,6 +34,8 @@ struct Jail {
     /// When not root: the id maps for a user namespace, written before
     /// the PID namespace can be made.
     maps: Option<(Vec<u8>, Vec<u8>)>,
+    /// No sockets (seccomp), once the dependencies are in cargo's cache.
+    no_network: Option<seccompiler::BpfProgram>,
 }
 
 /// The folders of `CARGO_HOME` a build writes to: the registry's index,
@@ -103,6 +105,55 @@ pub fn landlock_abi() -> Option<i32> {
     (v > 0).then_some(v as i32)
 }
 
+/// Whether building `crate_dir` may need to download something: a
+/// dependency that is not a path, missing from its `Cargo.lock` or from
+/// cargo's download cache, or from git. Then the build keeps the network
+/// (cargo fetches), and the next one, with everything cached, has none.
+pub fn needs_network(crate_dir: &Path) -> bool {
+    let read = |name: &str| std::fs::read_to_string(crate_dir.join(name)).ok()?.parse::<toml::Table>().ok();
+    let Some(manifest) = read("Cargo.toml") else { return false };
+    let lock = read("Cargo.lock").unwrap_or_default();
+    let packages: Vec<&toml::Table> =
+        lock.get("package").and_then(|p| p.as_array()).into_iter().flatten().filter_map(|p| p.as_table()).collect();
+    let cached = |name: &str, version: &str| {
+        let Some(home) = cargo_home() else { return false };
+        let file = format!("{name}-{version}.crate");
+        std::fs::read_dir(home.join("registry/cache"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|d| d.path().join(&file).is_file())
+    };
+    for p in &packages {
+        let field = |k: &str| p.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+        match field("source") {
+            "" => {}
+            source if source.starts_with("registry+") || source.starts_with("sparse+") => {
+                if !cached(field("name"), field("version")) {
+                    return true;
+                }
+            }
+            _ => return true,
+        }
+    }
+    // Every dependency the manifest names beyond a path must be locked.
+    let mut tables: Vec<&toml::Table> = Vec::new();
+    let sections = ["dependencies", "build-dependencies", "dev-dependencies"];
+    for sec in sections {
+        tables.extend(manifest.get(sec).and_then(|t| t.as_table()));
+    }
+    for target in manifest.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
+        for sec in sections {
+            tables.extend(target.get(sec).and_then(|t| t.as_table()));
+        }
+    }
+    tables.iter().flat_map(|t| t.iter()).any(|(name, dep)| {
+        let local = dep.as_table().is_some_and(|d| d.contains_key("path"));
+        let name = dep.get("package").and_then(|n| n.as_str()).unwrap_or(name);
+        !local && !packages.iter().any(|p| p.get("name").and_then(|n| n.as_str()) == Some(name))
+    })
+}
+
 fn prepare(target: &Path, crate_dir: &Path) -> Jail {
     let root = rustix::process::geteuid().is_root();
     let maps = (!root).then(|| {
@@ -110,7 +161,8 @@ fn prepare(target: &Path, crate_dir: &Path) -> Jail {
         let gid = rustix::process::getgid().as_raw();
         (format!("{uid} {uid} 1\n").into_bytes(), format!("{gid} {gid} 1\n").into_bytes())
     });
-    Jail { ruleset: ruleset(&writable(target, crate_dir)), maps }
+    let no_network = (!needs_network(crate_dir)).then(crate::judge::confine::network_filter).and_then(Result::ok);
+    Jail { ruleset: ruleset(&writable(target, crate_dir)), maps, no_network }
 }
 
 /// Confines the `cargo build` that `cmd` will start, writing into
@@ -137,9 +189,13 @@ pub fn confine(cmd: &mut Command, target: &Path, crate_dir: &Path) {
         cmd.env_remove(var);
     }
     let jail = prepare(target, crate_dir);
+    if jail.no_network.is_some() {
+        // Cargo then never tries the network, and says so if it must.
+        cmd.env("CARGO_NET_OFFLINE", "true");
+    }
     // SAFETY: the closure runs between fork and exec in the child. It makes
     // system calls only (unshare, open/write/close on prepared buffers,
-    // prctl, landlock_restrict_self, clone, waitpid, _exit) and allocates
+    // prctl, landlock_restrict_self, seccomp, clone, waitpid, _exit) and allocates
     // nothing; the child is single-threaded, which unshare needs.
     unsafe {
         cmd.pre_exec(move || {
@@ -198,6 +254,11 @@ fn enter(jail: &Jail) {
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
             libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32);
         }
+        // No sockets for cargo, rustc, build scripts and proc macros
+        // (`install` only calls prctl and seccomp: no allocation).
+        if let Some(program) = &jail.no_network {
+            let _ = crate::judge::confine::install(program, 0);
+        }
         if !namespace {
             return;
         }
@@ -251,8 +312,8 @@ fn keep(pid: libc::pid_t) -> ! {
 }
 
 /// What confines builds on this machine, found by running a confined
-/// shell the way a build runs: `(filesystem, pid_namespace)`.
-pub fn report() -> (Protection, Protection) {
+/// shell the way a build runs: `(filesystem, pid_namespace, network)`.
+pub fn report() -> (Protection, Protection, Protection) {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("harness-build-probe-{}-{n}", std::process::id()));
@@ -260,13 +321,14 @@ pub fn report() -> (Protection, Protection) {
     let krate = dir.join("crate");
     if std::fs::create_dir_all(&target).and_then(|_| std::fs::create_dir_all(&krate)).is_err() {
         let off = || Protection::off("cannot create a folder to probe builds in");
-        return (off(), off());
+        return (off(), off(), off());
     }
-    // The shell prints its pid (1 in a namespace of its own), then tries
-    // to write into the crate folder, which must fail.
+    // The shell prints its pid (1 in a namespace of its own) and its
+    // seccomp mode (2: filtered), then tries to write into the crate
+    // folder, which must fail.
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
-        .arg("echo $$; echo x > src.rs 2>/dev/null && echo wrote")
+        .arg("echo $$; grep '^Seccomp:' /proc/self/status; echo x > src.rs 2>/dev/null && echo wrote")
         .current_dir(&krate)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
@@ -285,6 +347,14 @@ pub fn report() -> (Protection, Protection) {
         ),
         None => Protection::off("the probe did not run"),
     };
+    let network = match lines.next().map(|l| l.split_whitespace().last().unwrap_or_default()) {
+        Some("2") => Protection::on(
+            "seccomp: once a solution's dependencies are in cargo's cache (and locked), its build (cargo, \
+             rustc, build scripts, proc macros) cannot open a socket, and cargo runs offline; a build that \
+             must download keeps the network",
+        ),
+        _ => Protection::off("no seccomp filter: a solution's build scripts can use the network"),
+    };
     let fs = match (landlock_abi(), lines.next()) {
         (Some(v), None) => Protection::on(format!(
             "Landlock ABI {v}: a solution's build writes only its target folder, the registry caches \
@@ -293,12 +363,35 @@ pub fn report() -> (Protection, Protection) {
         (Some(v), Some(_)) => Protection::off(format!("Landlock ABI {v} is there, but the probe wrote outside")),
         (None, _) => Protection::off("no Landlock: a solution's build scripts can write wherever the user can"),
     };
-    (fs, pid_ns)
+    (fs, pid_ns, network)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_dependency_not_locked_or_not_cached_needs_the_network() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        let manifest = "[package]\nname = \"s\"\nversion = \"0.1.0\"\n[dependencies]\n";
+        write("Cargo.toml", &format!("{manifest}c = {{ path = \"../c\" }}\n"));
+        assert!(!needs_network(dir.path()), "path dependencies only, no lock yet");
+        write("Cargo.toml", &format!("{manifest}c = {{ path = \"../c\" }}\nnot-a-real-crate-x = \"1\"\n"));
+        assert!(needs_network(dir.path()), "a registry dependency nobody locked");
+        write(
+            "Cargo.lock",
+            "version = 4\n[[package]]\nname = \"not-a-real-crate-x\"\nversion = \"1.0.0\"\n\
+             source = \"registry+https://github.com/rust-lang/crates.io-index\"\n",
+        );
+        assert!(needs_network(dir.path()), "locked but never downloaded");
+        write(
+            "Cargo.lock",
+            "version = 4\n[[package]]\nname = \"x\"\nversion = \"1.0.0\"\nsource = \"git+https://example.invalid/x\"\n",
+        );
+        write("Cargo.toml", manifest);
+        assert!(needs_network(dir.path()), "a git source");
+    }
 
     #[test]
     fn a_confined_program_ends_with_its_own_status_even_under_an_inherited_sigchld_handler() {

@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 
 use harness_contract::wire::{self, Outcome};
 
+use crate::judge::confine::Refusals;
+
 /// Frames from worker to parent: `u32` length (tag and body), tag byte, body.
 pub mod frame {
     /// The library loaded and the handshake matched.
@@ -83,6 +85,8 @@ pub struct CaseEnd {
     pub elapsed: std::time::Duration,
     pub output: String,
     pub output_dropped: usize,
+    /// What the sandbox refused the case (`confine::Refusals`).
+    pub refused: crate::judge::confine::Refusals,
 }
 
 /// Largest sandbox report accepted.
@@ -257,8 +261,11 @@ impl Parser<'_> {
                 self.output = Some((String::from_utf8_lossy(&body[8..]).into_owned(), dropped));
             }
             (State::Case { n, .. }, frame::EXIT)
-                if body.len() == 13 && n < self.shape.len() && self.output.is_some() =>
+                if (body.len() == 13 || body.len() == 13 + Refusals::BYTES)
+                    && n < self.shape.len()
+                    && self.output.is_some() =>
             {
+                let refused = Refusals::decode(&body[13..]).unwrap_or_default();
                 let (output, output_dropped) = self.output.take().expect("checked");
                 self.stream.ends.push(CaseEnd {
                     finished: std::mem::take(&mut self.finished),
@@ -269,6 +276,7 @@ impl Parser<'_> {
                     )),
                     output,
                     output_dropped,
+                    refused,
                 });
                 self.state = State::Case { n: n + 1, stopped: false };
                 self.stream.cases.push(Vec::new());

@@ -165,6 +165,9 @@ pub fn main(args: MeasureArgs<'_>) -> i32 {
     crate::judge::channel::adopt(&proto);
     let scratch = std::env::current_dir().unwrap_or_else(|_| "/nonexistent".into());
     confine::restrict(&mut protections, &scratch);
+    // Before the library loads (its initialisers are candidate code): no
+    // process, program, socket or io_uring. Best effort, as the rest.
+    let _ = confine::refuse_quietly();
     let lib = args.lib.to_path_buf();
     let hash = args.schema_hash;
     let runner = std::thread::Builder::new()

@@ -23,7 +23,7 @@ use harness_contract::wire::{self, Outcome};
 
 use crate::base::config::Limits;
 use crate::judge::channel;
-use crate::judge::confine::{self, Protections};
+use crate::judge::confine::{self, Protections, Refusals};
 use crate::problem::script::Call;
 
 pub use crate::judge::channel::frame;
@@ -61,6 +61,8 @@ pub struct CaseRun {
     /// Bytes of output beyond the cap that were dropped.
     pub output_dropped: usize,
     pub elapsed: Duration,
+    /// What the sandbox refused the case (sockets, processes, disk).
+    pub refused: Refusals,
 }
 
 /// What one worker run produced.
@@ -89,6 +91,7 @@ impl Run {
             output: self.output.clone(),
             output_dropped: 0,
             elapsed: self.elapsed,
+            refused: Refusals::default(),
         })
     }
 }
@@ -352,6 +355,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&
             output: e.output,
             output_dropped: e.output_dropped,
             elapsed: e.elapsed,
+            refused: e.refused,
         })
         .collect();
     // The case in progress when the worker itself ended (or its stream was
@@ -368,6 +372,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&
             output: String::from_utf8_lossy(&output).into_owned(),
             output_dropped,
             elapsed,
+            refused: Refusals::default(),
         });
     }
     Ok(Run { cases: case_runs, end, output: String::from_utf8_lossy(&output).into_owned(), elapsed, protections })

@@ -229,7 +229,7 @@ pub fn evaluate(steps: &[Step], run: &CaseRun, target: &Target) -> CaseResult {
         };
         let mut r = result(verdict, message, Some(i));
         r.actual = actual;
-        return r;
+        return refused(r, run);
     }
     let complete = outcomes.len() >= steps.len();
     let failed_at = if complete { None } else { Some(outcomes.len()) };
@@ -257,6 +257,24 @@ pub fn evaluate(steps: &[Step], run: &CaseRun, target: &Target) -> CaseResult {
     };
     let mut r = result(verdict, message, failed_at);
     r.actual = actual;
+    refused(r, run)
+}
+
+/// A case the sandbox refused something is `refused`, whatever else it
+/// did (a refused call fails with EPERM, which candidate code may ignore);
+/// the message says what was refused, then how the case ended. Only a
+/// tampered channel outranks it: then nothing the case says is believed.
+fn refused(mut r: CaseResult, run: &CaseRun) -> CaseResult {
+    if !run.refused.any() || r.verdict == Verdict::Tampered {
+        return r;
+    }
+    let then = match r.verdict {
+        Verdict::Pass => "its results were right otherwise".to_string(),
+        _ if r.message.is_empty() => format!("then: {}", r.verdict),
+        _ => format!("then: {}", r.message),
+    };
+    r.message = format!("{}; {then}", run.refused.text());
+    r.verdict = Verdict::Refused;
     r
 }
 
@@ -264,6 +282,7 @@ fn classify_signal(sig: i32, output: &str, target: &Target, during: &str) -> (Ve
     const SIGKILL: i32 = 9;
     const SIGABRT: i32 = 6;
     const SIGXCPU: i32 = 24;
+    const SIGSYS: i32 = 31;
     match sig {
         SIGABRT if output.contains("has overflowed its stack") => (
             Verdict::StackOverflow,
@@ -282,6 +301,9 @@ fn classify_signal(sig: i32, output: &str, target: &Target, during: &str) -> (Ve
         ),
         SIGABRT => (Verdict::Abort, format!("the process aborted {during} (std::process::abort?)")),
         SIGXCPU => (Verdict::Timeout, format!("the CPU-time limit was reached {during}")),
+        SIGSYS => {
+            (Verdict::Refused, format!("the process was killed by SIGSYS {during}: the sandbox refused a system call"))
+        }
         SIGKILL => (Verdict::MemoryLimit, format!("the process was killed {during} (out of memory?)")),
         _ => (Verdict::Crash, format!("the process was killed by {} {during}", sandbox::signal_name(sig))),
     }

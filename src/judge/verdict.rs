@@ -20,6 +20,9 @@ pub enum Verdict {
     NotImplemented,
     /// The solution wrote into the harness's result channel, or closed it.
     Tampered,
+    /// The sandbox refused the case something candidate code may not do:
+    /// start a process or a program, open a socket, fill the scratch folder.
+    Refused,
     /// A scale check: the cost per operation grows faster than the gate
     /// claims (relative to the reference, measured in the same run).
     TooSlow,
@@ -43,6 +46,7 @@ impl Verdict {
             Verdict::Exited => "exited",
             Verdict::NotImplemented => "not_implemented",
             Verdict::Tampered => "tampered",
+            Verdict::Refused => "refused",
             Verdict::TooSlow => "too_slow",
             Verdict::UnboundedMemory => "unbounded_memory",
             Verdict::CompileError => "compile_error",

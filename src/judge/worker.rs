@@ -84,6 +84,19 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
     let scratch = std::env::current_dir().unwrap_or_else(|_| "/nonexistent".into());
     confine::restrict(&mut protections, &scratch);
     set_limits(&args, &mut protections);
+    // Cases in processes of their own: every process, program, socket or
+    // io_uring asked for from here on (the library's initialisers too) is
+    // refused, and counted for the case's verdict. The trusted reference,
+    // run in the worker itself, is refused sockets only.
+    let supervisor = if args.fork_per_case {
+        confine::Supervisor::install()
+    } else {
+        confine::refuse_network(&mut protections);
+        Err("the trusted reference runs in the worker".into())
+    };
+    if args.fork_per_case {
+        confine::record_confinement(&mut protections, supervisor.as_ref().map(drop).map_err(Clone::clone));
+    }
     protections.process_per_case =
         Protection::on("each case runs in a process forked for it from the loaded worker; no state carries over");
     send(&mut proto, frame::SANDBOX, &serde_json::to_vec(&protections).unwrap_or_default());
@@ -91,7 +104,7 @@ pub fn main(args: WorkerArgs<'_>) -> i32 {
         send(&mut proto, frame::DONE, &[]);
         return 0;
     }
-    run(&args, &role, &request, &mut proto);
+    run(&args, &role, &request, &mut proto, supervisor.ok());
     0
 }
 
@@ -120,8 +133,11 @@ fn send(proto: &mut File, tag: u8, body: &[u8]) {
     crate::judge::channel::send(proto, tag, body);
 }
 
-fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
-    let loaded = match library::load(args.lib, args.schema_hash) {
+fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File, supervisor: Option<confine::Supervisor>) {
+    // What the initialisers are refused is answered while they run (and
+    // not counted: no case is running).
+    let load = || library::load(args.lib, args.schema_hash);
+    let loaded = match supervisor.as_ref().map_or_else(load, |s| s.during(load)) {
         Ok(loaded) => loaded,
         Err(LoadFailure::Error(why)) => return send(proto, frame::LOAD_ERROR, why.as_bytes()),
         Err(LoadFailure::Mismatch(hs, text)) => {
@@ -142,8 +158,10 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
         return run_shared(args, entry, &cases, proto);
     }
     let pending = Pending::new();
+    let jail = Jail { supervisor };
+    let fresh = confine::ScratchUse::now();
     for calls in cases {
-        let end = run_case(args, role, entry, &calls, pending.as_ref(), proto);
+        let end = run_case(args, role, entry, &calls, pending.as_ref(), &jail, proto);
         let (output, dropped, end) = match end {
             Ok(x) => x,
             Err(e) => {
@@ -152,6 +170,10 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File) {
                 return;
             }
         };
+        let mut end = end;
+        if confine::settle_scratch(fresh) {
+            end.refused.0[confine::Act::Disk as usize] = 1;
+        }
         // The case's process is gone: what it left in the shared buffer,
         // then its output and how it ended, in one write (one wake-up of
         // the harness per case).
@@ -180,7 +202,9 @@ fn run_shared(args: &WorkerArgs<'_>, entry: &Entry, cases: &[Vec<&[u8]>], proto:
                     let started = Instant::now();
                     run_calls(entry, calls, &mut |tag, body| send(proto, tag, body));
                     send(proto, frame::OUTPUT, &0u64.to_le_bytes());
-                    send(proto, frame::EXIT, &CaseExit { kind: b'x', value: 0, elapsed: started.elapsed() }.encode());
+                    let end =
+                        CaseExit { kind: b'x', value: 0, elapsed: started.elapsed(), refused: Default::default() };
+                    send(proto, frame::EXIT, &end.encode());
                 }
                 send(proto, frame::DONE, &[]);
             },
@@ -198,13 +222,19 @@ pub struct CaseExit {
     pub kind: u8,
     pub value: i32,
     pub elapsed: Duration,
+    /// What the sandbox refused the case.
+    pub refused: confine::Refusals,
 }
 
 impl CaseExit {
+    /// 13 bytes, then the refusals when there were any.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = vec![self.kind];
         b.extend_from_slice(&self.value.to_le_bytes());
         b.extend_from_slice(&(self.elapsed.as_micros() as u64).to_le_bytes());
+        if self.refused.any() {
+            b.extend_from_slice(&self.refused.encode());
+        }
         b
     }
 
@@ -216,8 +246,15 @@ impl CaseExit {
             kind: b[0],
             value: i32::from_le_bytes(b[1..5].try_into().ok()?),
             elapsed: Duration::from_micros(u64::from_le_bytes(b[5..13].try_into().ok()?)),
+            refused: if b.len() == 13 { Default::default() } else { confine::Refusals::decode(&b[13..])? },
         })
     }
+}
+
+/// What confines each case's process beyond the worker: the seccomp
+/// filter whose refusals the worker answers and counts.
+struct Jail {
+    supervisor: Option<confine::Supervisor>,
 }
 
 /// Runs one case in a child process; returns its output (capped), the
@@ -228,6 +265,7 @@ fn run_case(
     entry: &Entry,
     calls: &[&[u8]],
     pending: Option<&Pending>,
+    jail: &Jail,
     proto: &mut File,
 ) -> std::io::Result<(Vec<u8>, usize, CaseExit)> {
     use rustix::event::{PollFd, PollFlags, poll};
@@ -235,12 +273,18 @@ fn run_case(
 
     let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
     let started = Instant::now();
-    let pid = confine::fork_case()?;
+    let pid = match &jail.supervisor {
+        Some(supervisor) => supervisor.fork_case()?,
+        None => confine::fork_case()?,
+    };
     if pid == 0 {
         let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
         let _ = rustix::stdio::dup2_stdout(&write);
         let _ = rustix::stdio::dup2_stderr(&write);
         drop((read, write));
+        if jail.supervisor.is_none() {
+            let _ = confine::refuse_quietly();
+        }
         confine::exit_now(run_in_child(entry, calls, proto.as_fd(), pending, args.stack_bytes));
     }
     drop(write);
@@ -251,14 +295,16 @@ fn run_case(
     let mut dropped = 0usize;
     let mut pipe_open = true;
     let mut timed_out = false;
+    let mut refused = confine::Refusals::default();
     let status = loop {
         if let Ok(Some((_, status))) = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG) {
             break status;
         }
         let now = Instant::now();
-        if now >= deadline {
+        let flood = refused.0.iter().sum::<u32>() >= confine::REFUSALS_BEFORE_END;
+        if now >= deadline || flood {
             let _ = rustix::process::kill_process(pid, Signal::KILL);
-            timed_out = true;
+            timed_out = !flood;
             match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
                 Ok(Some((_, status))) => break status,
                 _ => continue,
@@ -277,11 +323,18 @@ fn run_case(
         if let Some(fd) = &pidfd {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
+        if let Some(s) = &jail.supervisor {
+            fds.push(PollFd::new(s, PollFlags::IN));
+        }
         let _ = poll(&mut fds, Some(&timeout));
         let readable = pipe_open && !fds[0].revents().is_empty();
+        let refusing = jail.supervisor.is_some() && fds.last().is_some_and(|f| !f.revents().is_empty());
         drop(fds);
         if readable {
             pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
+        }
+        if refusing && let Some(s) = &jail.supervisor {
+            s.answer(&mut refused);
         }
     };
     let elapsed = started.elapsed();
@@ -302,11 +355,11 @@ fn run_case(
         pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
     }
     let end = if timed_out {
-        CaseExit { kind: b't', value: 0, elapsed }
+        CaseExit { kind: b't', value: 0, elapsed, refused }
     } else if let Some(sig) = status.terminating_signal() {
-        CaseExit { kind: b's', value: sig, elapsed }
+        CaseExit { kind: b's', value: sig, elapsed, refused }
     } else {
-        CaseExit { kind: b'x', value: status.exit_status().unwrap_or(-1), elapsed }
+        CaseExit { kind: b'x', value: status.exit_status().unwrap_or(-1), elapsed, refused }
     };
     Ok((output, dropped, end))
 }
@@ -502,9 +555,14 @@ mod tests {
 
     #[test]
     fn a_case_exit_round_trips() {
-        let e = CaseExit { kind: b's', value: 11, elapsed: Duration::from_micros(1234) };
+        let e = CaseExit { kind: b's', value: 11, elapsed: Duration::from_micros(1234), refused: Default::default() };
+        assert_eq!(e.encode().len(), 13, "no refusals, the frame of before");
         let d = CaseExit::decode(&e.encode()).unwrap();
         assert_eq!((d.kind, d.value, d.elapsed), (b's', 11, Duration::from_micros(1234)));
         assert!(CaseExit::decode(&[1, 2]).is_none());
+        let refused = confine::Refusals([3000, 0, 1, 0, 1]);
+        let e = CaseExit { refused, ..e };
+        assert_eq!(CaseExit::decode(&e.encode()).unwrap().refused, refused);
+        assert!(CaseExit::decode(&e.encode()[..20]).is_none(), "refusals cut short");
     }
 }
