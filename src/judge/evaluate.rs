@@ -397,6 +397,7 @@ pub fn target(config: &Config, problem: &Problem, lib: &LoadedLib) -> Target {
         schema_hash: problem.signature.schema().hash(),
         limits: config.limits.clone(),
         shared: false,
+        small_stacks: problem.signature.small_stacks(),
     }
 }
 

@@ -57,6 +57,10 @@ struct RawOp {
     args: Option<Spanned<String>>,
     #[serde(default = "unit")]
     returns: Spanned<String>,
+    /// The contract runs this op's work on a thread with a stack of this
+    /// many KiB (a helper such as the spreadsheet's `fill_chain`).
+    #[serde(default)]
+    stack_kib: Option<u32>,
 }
 
 fn unit() -> Spanned<String> {
@@ -517,7 +521,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             None => Vec::new(),
         };
         let ret = op.returns.get_ref().parse::<Ty>().map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
-        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret });
+        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, stack_kib: op.stack_kib });
     }
     let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
 
