@@ -280,7 +280,11 @@ fn audit_variants(
     for (subject, _, failures, total) in libs {
         let subject = format!("{subject} over seeds {}", span(&subject));
         findings.push(if failures.is_empty() {
-            Finding { subject, ok: true, detail: format!("passes {total} generated cases (the sweep, every crate: {secs:.1} s)") }
+            Finding {
+                subject,
+                ok: true,
+                detail: format!("passes {total} generated cases (the sweep, every crate: {secs:.1} s)"),
+            }
         } else {
             Finding {
                 subject,
