@@ -245,7 +245,7 @@ fn audit_variants(
     let mut libs = Vec::new();
     for (subject, dir) in own {
         match crate::judge::compile::build(config, &dir)?.lib {
-            Some(lib) => libs.push((subject, lib, Vec::<String>::new(), 0usize)),
+            Some(lib) => libs.push((subject, lib, Vec::<String>::new(), 0usize, dir)),
             None => findings.push(Finding { subject, ok: false, detail: "does not build".into() }),
         }
     }
@@ -254,7 +254,7 @@ fn audit_variants(
     for batch in seeds.chunks(SEEDS_PER_RUN) {
         let seeded = judge.seeded_cases(batch)?;
         let cases: Vec<crate::judge::suite::Case> = seeded.iter().map(|(_, c)| c.clone()).collect();
-        for (subject, lib, failures, total) in &mut libs {
+        for (subject, lib, failures, total, dir) in &mut libs {
             if subject != "alternate" && batch[0] > VARIANT_SEEDS {
                 continue;
             }
@@ -263,8 +263,12 @@ fn audit_variants(
                 if failures.len() < SWEEP_SHOWN {
                     let (seed, case) = &seeded[i];
                     failures.push(format!(
-                        "seed {seed}, gate {}: {} — {} (replay: harness check {} --seed {seed} --solution <{subject}>)",
-                        case.gate, case.name, r.message, problem.id
+                        "seed {seed}, gate {}: {} — {} (replay: harness check {} --seed {seed} --solution {})",
+                        case.gate,
+                        case.name,
+                        r.message,
+                        problem.id,
+                        dir.strip_prefix(&config.root).unwrap_or(dir).display()
                     ));
                 } else if failures.len() == SWEEP_SHOWN {
                     failures.push("…".into());
@@ -277,7 +281,7 @@ fn audit_variants(
         format!("{}..={last}", SWEEP_SEEDS.start())
     };
     let secs = started.elapsed().as_secs_f64();
-    for (subject, _, failures, total) in libs {
+    for (subject, _, failures, total, _) in libs {
         let subject = format!("{subject} over seeds {}", span(&subject));
         findings.push(if failures.is_empty() {
             Finding {
