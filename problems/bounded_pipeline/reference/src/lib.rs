@@ -75,6 +75,9 @@ impl Pool {
     fn advance(&mut self, now_ms: u64) {
         self.expire(now_ms);
         self.enforce_deadline(now_ms);
+        // An expiry may have emptied a drain, even for an operation that
+        // then fails (a closed submit, a complete of a job not running).
+        self.settle();
     }
 
     /// Drops the queued jobs that have waited longer than the maximum wait.
