@@ -34,6 +34,14 @@ fn audit(ids: &[String]) -> Vec<String> {
         let findings_of = p["findings"].as_array().unwrap();
         let mutants = findings_of.iter().filter(|f| f["subject"].as_str().unwrap().starts_with("mutant ")).count();
         assert!(mutants > 0, "{}: a problem ships mutants", p["problem"]);
+        // The alternate is judged on the generated cases of many more seeds.
+        let id = p["problem"].as_str().unwrap();
+        if root().join("problems").join(id).join("alternate/Cargo.toml").is_file() {
+            assert!(
+                findings_of.iter().any(|f| f["subject"].as_str().unwrap().starts_with("alternate over seeds 1..=50")),
+                "{id}: the alternate is swept over 50 seeds"
+            );
+        }
         for f in findings_of.iter().filter(|f| f["ok"] != true) {
             findings.push(format!("{} {}: {}", p["problem"], f["subject"], f["detail"].as_str().unwrap()));
         }

@@ -361,6 +361,21 @@ fn snapshot_failing_scale_check_with_its_chart() {
     insta::assert_snapshot!("failing_scale_check", text);
 }
 
+#[test]
+fn a_gate_with_failing_cases_counts_its_cases_alone_not_its_unmeasured_cost() {
+    let mut app = app();
+    at_gate_2(&mut app);
+    // 30 of 36 cases pass; the one cost check waits for the cases.
+    let mut eval = evaluation(&[(1, 27, 27), (2, 30, 37)], vec![]);
+    eval.gates[1].scale_skipped.push("get_at on a key with n writes".into());
+    app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+    app.update(Msg::Runner(RunnerMsg::Finished(Box::new(eval), vec![])));
+    let text = screen(&app, 110, 34);
+    assert!(text.contains("30/36"), "{text}");
+    assert!(!text.contains("30/37"), "{text}");
+    assert!(text.contains("get_at on a key with n writes · measured"), "{text}");
+}
+
 /// Gate 2's cases all pass, its one scale check not measured yet.
 fn measuring_gate_2() -> harness::judge::evaluate::Evaluation {
     let mut eval = evaluation(&[(1, 27, 27), (2, 36, 37)], vec![]);

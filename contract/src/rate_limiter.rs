@@ -56,8 +56,10 @@ pub trait RateLimiter {
     fn bucket_allow(&mut self, key: String, cost: u32, now_ms: u64) -> bool {
         not_implemented("bucket_allow")
     }
-    /// How many milliseconds after `now_ms` a request of `key` costing
-    /// `cost` would first be allowed; `None` if it never can be.
+    /// How many milliseconds after this call's effective time (the larger
+    /// of `now_ms` and the key's clock, which the call moves) a request of
+    /// `key` costing `cost` would first be allowed; `None` if it never can
+    /// be.
     fn retry_after(&mut self, key: String, cost: u32, now_ms: u64) -> Option<u64> {
         not_implemented("retry_after")
     }

@@ -296,6 +296,121 @@ fn check_mutant_on(m: &Mutant, eval: &Evaluation, before: &[usize]) -> Finding {
     }
 }
 
+/// Base seeds beyond the problem file's own on which the alternate and
+/// every variant must pass every generated case (`check --seed <s>` replays
+/// one; nearby base seeds share no generated case).
+pub const SWEEP_SEEDS: std::ops::RangeInclusive<u64> = 1..=50;
+/// Variants are swept over the first this many of them: together with the
+/// file's seeds that is thousands of generated cases each, at a fraction of
+/// the time (each crate's sweep costs about as much as the reference's).
+const VARIANT_SEEDS: u64 = 20;
+/// Seeds whose expectations are computed, and judged, in one run.
+const SEEDS_PER_RUN: usize = 10;
+/// Failing cases named per crate, at most.
+const SWEEP_SHOWN: usize = 3;
+
+/// The variants, then the sweep over seeds: each variant passes every gate
+/// on the file's seeds (its cases, not its cost: a variant flips what a
+/// result is, not how fast it comes), and the alternate and every variant
+/// pass the generated cases of every base seed in [`SWEEP_SEEDS`] (the
+/// variants: the first [`VARIANT_SEEDS`] of them). The
+/// reference's expectations for a batch of seeds are computed once and
+/// shared by every crate.
+fn audit_variants(
+    config: &Config,
+    judge: &Judge,
+    run: &dyn Fn(&std::path::Path, &[usize]) -> Result<Evaluation>,
+) -> Result<Vec<Finding>> {
+    let problem = &judge.problem;
+    let gates = judge.gates.clone();
+    let mut findings = Vec::new();
+    let mut own: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let alternate = problem.dir.join("alternate");
+    if alternate.join("Cargo.toml").is_file() {
+        own.push(("alternate".into(), alternate));
+    }
+    judge.measure_cost.store(false, std::sync::atomic::Ordering::Relaxed);
+    for v in &problem.variants {
+        let dir = crate::judge::compile::mutant_crate(config, problem, &v.as_mutant(&problem.dir))?;
+        let subject = format!("variant {}", v.name);
+        let eval = run(&dir, &gates)?;
+        // Like the alternate: every gate, so every path that holds it.
+        let mut finding = if problem.is_graph() {
+            check_correct_paths(problem, &subject, &eval)
+        } else {
+            check_correct(&subject, &eval, gates.len())
+        };
+        finding.detail = format!("{}\n{}", finding.detail, v.choice);
+        if finding.ok {
+            own.push((subject, dir));
+        }
+        findings.push(finding);
+    }
+    if own.is_empty() || !problem.has_generated_cases(&gates) {
+        return Ok(findings);
+    }
+    let mut libs = Vec::new();
+    for (subject, dir) in own {
+        match crate::judge::compile::build(config, &dir)?.lib {
+            Some(lib) => libs.push((subject, lib, Vec::<String>::new(), 0usize, dir)),
+            None => findings.push(Finding { subject, ok: false, detail: "does not build".into() }),
+        }
+    }
+    let started = std::time::Instant::now();
+    let seeds: Vec<u64> = SWEEP_SEEDS.collect();
+    for batch in seeds.chunks(SEEDS_PER_RUN) {
+        let seeded = judge.seeded_cases(batch)?;
+        let cases: Vec<crate::judge::suite::Case> = seeded.iter().map(|(_, c)| c.clone()).collect();
+        for (subject, lib, failures, total, dir) in &mut libs {
+            if subject != "alternate" && batch[0] > VARIANT_SEEDS {
+                continue;
+            }
+            *total += cases.len();
+            for (i, r) in judge.failures_of_own(lib, &cases)? {
+                if failures.len() < SWEEP_SHOWN {
+                    let (seed, case) = &seeded[i];
+                    failures.push(format!(
+                        "seed {seed}, gate {}: {} — {} (replay: harness check {} --seed {seed} --solution {})",
+                        case.gate,
+                        case.name,
+                        r.message,
+                        problem.id,
+                        dir.strip_prefix(&config.root).unwrap_or(dir).display()
+                    ));
+                } else if failures.len() == SWEEP_SHOWN {
+                    failures.push("…".into());
+                }
+            }
+        }
+    }
+    let span = |subject: &str| {
+        let last = if subject == "alternate" { *SWEEP_SEEDS.end() } else { VARIANT_SEEDS };
+        format!("{}..={last}", SWEEP_SEEDS.start())
+    };
+    let secs = started.elapsed().as_secs_f64();
+    for (subject, _, failures, total, _) in libs {
+        let subject = format!("{subject} over seeds {}", span(&subject));
+        findings.push(if failures.is_empty() {
+            Finding {
+                subject,
+                ok: true,
+                detail: format!("passes {total} generated cases (the sweep, every crate: {secs:.1} s)"),
+            }
+        } else {
+            Finding {
+                subject,
+                ok: false,
+                detail: format!(
+                    "a generated case takes the reference's side of a choice the statements leave open, or \
+                     the statements do not say it plainly:\n{}",
+                    failures.join("\n")
+                ),
+            }
+        });
+    }
+    Ok(findings)
+}
+
 /// Audits one problem.
 pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     let cancel = AtomicBool::new(false);
@@ -342,6 +457,7 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let eval = run(&dir, &mutant_gates(&judge.problem, m))?;
         findings.push(if graph { check_mutant_paths(&judge.problem, m, &eval) } else { check_mutant(m, &eval) });
     }
+    findings.extend(audit_variants(config, &judge, &run)?);
     Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })
 }
 

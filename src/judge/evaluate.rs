@@ -164,6 +164,45 @@ impl Judge {
         target(&self.config, &self.problem, lib)
     }
 
+    /// The generated cases of the prepared gates for each base seed, as
+    /// `check --seed` builds them (case names carry the replayable per-case
+    /// seed), with the reference's expectations computed in one run.
+    pub fn seeded_cases(&self, seeds: &[u64]) -> Result<Vec<(u64, Case)>> {
+        let Some((_, reference)) = &self.reference else { return Ok(Vec::new()) };
+        let mut pending = Vec::new();
+        for &seed in seeds {
+            let (_, generated) = suite::collect_cases(&self.problem, &self.gates, Some(seed));
+            pending.extend(generated.into_iter().map(|g| (seed, g)));
+        }
+        let calls: Vec<&[crate::problem::script::Call]> = pending.iter().map(|(_, g)| g.3.as_slice()).collect();
+        let steps = suite::expect_from_reference(reference, &calls)?;
+        Ok(pending
+            .into_iter()
+            .zip(steps)
+            .map(|((base, (gate, name, seed, _)), steps)| {
+                (base, Case { gate, name, kind: suite::CaseKind::Generated { seed }, steps })
+            })
+            .collect())
+    }
+
+    /// Judges cases against a library of the problem's own (an alternate,
+    /// a variant) the way the reference computes expectations: one process
+    /// for all of them, so `audit` can afford many seeds. The failing ones,
+    /// in order, by index.
+    pub fn failures_of_own(&self, lib: &LoadedLib, cases: &[Case]) -> Result<Vec<(usize, CaseResult)>> {
+        let target = Target { shared: true, ..self.target(lib) };
+        let steps: Vec<Vec<crate::problem::script::Step>> = cases.iter().map(|c| c.steps.clone()).collect();
+        let mut failures = Vec::new();
+        for (i, r) in suite::judge_many(&target, &steps, None)?.into_iter().enumerate() {
+            match r {
+                Some(r) if r.passed() => {}
+                Some(r) => failures.push((i, r)),
+                None => bail!("the run of {} cases ended before case {}", cases.len(), i + 1),
+            }
+        }
+        Ok(failures)
+    }
+
     /// Judges a finished build on the gates of `path` (a path or the first
     /// gates of one, in its order; gates not prepared are left out; the TUI builds
     /// separately to show the build's state first), in the order a
@@ -395,6 +434,7 @@ pub fn target(config: &Config, problem: &Problem, lib: &LoadedLib) -> Target {
         schema_hash: problem.signature.schema().hash(),
         limits: config.limits.clone(),
         shared: false,
+        small_stacks: problem.signature.small_stacks(),
     }
 }
 

@@ -109,6 +109,10 @@ pub struct Target {
     /// for shrinking's search, whose final case is judged again in a
     /// process of its own before it is shown.
     pub shared: bool,
+    /// Ops the contract runs on a small stack of their own (name, KiB):
+    /// there a stack overflow is a SIGSEGV, since a library's own std
+    /// cannot report it.
+    pub small_stacks: Vec<(String, u32)>,
 }
 
 /// Encodes the request a worker reads on stdin.
@@ -154,7 +158,13 @@ fn exe() -> Result<&'static Path> {
 /// What a worker on this machine is confined by: a worker that loads
 /// nothing reports it.
 pub fn protections(limits: &Limits) -> Result<Protections> {
-    let target = Target { lib: PathBuf::from("-"), schema_hash: 0, limits: limits.clone(), shared: false };
+    let target = Target {
+        lib: PathBuf::from("-"),
+        schema_hash: 0,
+        limits: limits.clone(),
+        shared: false,
+        small_stacks: Vec::new(),
+    };
     let run = run(&target, &[])?;
     run.protections.with_context(|| format!("the worker reported no sandbox ({:?}): {}", run.end, run.output))
 }

@@ -233,18 +233,16 @@ pub fn evaluate(steps: &[Step], run: &CaseRun, target: &Target) -> CaseResult {
     }
     let complete = outcomes.len() >= steps.len();
     let failed_at = if complete { None } else { Some(outcomes.len()) };
-    let during = match failed_at.and_then(|i| steps.get(i)) {
+    let running = failed_at.and_then(|i| steps.get(i));
+    let during = match running {
         Some(step) => format!("during `{}`", step.call),
         None => "after the last operation (while dropping the instance?)".to_string(),
     };
     let (verdict, message) = match &run.end {
         End::Completed if complete => (Verdict::Pass, String::new()),
         End::Completed => (Verdict::Exited, format!("the worker stopped early {during}")),
-        End::Timeout => (
-            Verdict::Timeout,
-            format!("no result within {} ms {during} (an endless loop?)", target.limits.case_timeout.as_millis()),
-        ),
-        End::Signal(sig) => classify_signal(*sig, &run.output, target, &during),
+        End::Timeout => (Verdict::Timeout, timeout_text(steps, failed_at, target.limits.case_timeout.as_millis())),
+        End::Signal(sig) => classify_signal(*sig, &run.output, target, &during, running.map(|s| s.call.op.as_str())),
         End::Exited(code) => (
             Verdict::Exited,
             format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
@@ -278,12 +276,85 @@ fn refused(mut r: CaseResult, run: &CaseRun) -> CaseResult {
     r
 }
 
-fn classify_signal(sig: i32, output: &str, target: &Target, during: &str) -> (Verdict, String) {
+/// A case is large, for a timeout's message, when it has this many
+/// operations or the running one has a string or list this long; an
+/// integer argument this large may be a count of work (or a time).
+const LARGE: u128 = 1000;
+
+/// The largest integer argument of a call, and its longest string (in
+/// bytes) or list (nested values included).
+fn call_size(call: &Call) -> (u128, u128) {
+    fn size(v: &Value) -> (u128, u128) {
+        match v {
+            Value::Int(i) => (i.unsigned_abs(), 0),
+            Value::Str(s) => (0, s.len() as u128),
+            Value::List(items) => {
+                items.iter().map(size).fold((0, items.len() as u128), |(a, b), (c, d)| (a.max(c), b.max(d)))
+            }
+            _ => (0, 0),
+        }
+    }
+    call.args.iter().map(size).fold((0, 0), |(a, b), (c, d)| (a.max(c), b.max(d)))
+}
+
+/// A call as a message shows it: cut after 80 characters.
+fn short(call: &Call) -> String {
+    let text = call.to_string();
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+/// What a case that ran out of time says: what was running and how large
+/// it was, and, where the case is large, that a cost problem is the
+/// likelier cause than an endless loop.
+fn timeout_text(steps: &[Step], failed_at: Option<usize>, limit_ms: u128) -> String {
+    let Some((i, step)) = failed_at.and_then(|i| steps.get(i).map(|s| (i, s))) else {
+        return format!("no result within {limit_ms} ms after the last operation (while dropping the instance?)");
+    };
+    let (int, len) = call_size(&step.call);
+    let head = format!(
+        "no result within {limit_ms} ms during `{}`, operation {} of {}",
+        short(&step.call),
+        i + 1,
+        steps.len()
+    );
+    const COST: &str = "a cost problem, work that grows faster than the statement allows (a scan or a copy per \
+                        step, a nested loop)";
+    if len >= LARGE || steps.len() as u128 >= LARGE {
+        let what = if len >= LARGE {
+            format!("an argument of {len} items or bytes")
+        } else {
+            format!("{} operations", steps.len())
+        };
+        format!("{head}, in a case of {what}: at this size that is more likely {COST} than an endless loop")
+    } else if int >= LARGE {
+        format!(
+            "{head}: if its argument {int} is how much work the call asks for, more likely {COST} than an endless loop"
+        )
+    } else {
+        format!("{head} (an endless loop?)")
+    }
+}
+
+fn classify_signal(sig: i32, output: &str, target: &Target, during: &str, op: Option<&str>) -> (Verdict, String) {
     const SIGKILL: i32 = 9;
     const SIGABRT: i32 = 6;
+    const SIGSEGV: i32 = 11;
     const SIGXCPU: i32 = 24;
     const SIGSYS: i32 = 31;
+    let small_stack = op.and_then(|op| target.small_stacks.iter().find(|(name, _)| name == op));
     match sig {
+        // The contract runs this op on a thread of its own, whose guard
+        // page the library's std does not watch: its overflow is a SIGSEGV.
+        SIGSEGV if let Some((_, kib)) = small_stack => (
+            Verdict::StackOverflow,
+            format!(
+                "the stack overflowed {during}: it runs your code on a {kib} KiB stack, so something \
+                 recursed as deep as the input (a SIGSEGV here is a stack overflow)"
+            ),
+        ),
         SIGABRT if output.contains("has overflowed its stack") => (
             Verdict::StackOverflow,
             format!(
@@ -552,7 +623,68 @@ pub fn shrink_failures(
 
 #[cfg(test)]
 mod tests {
-    use super::deal;
+    use super::*;
+
+    fn step(line: &str) -> Step {
+        let (op, rest) = line.split_once('(').unwrap();
+        let args = rest.trim_end_matches(')');
+        let args = if args.is_empty() {
+            Vec::new()
+        } else {
+            args.split(", ")
+                .map(|a| match a.strip_prefix('"') {
+                    Some(s) => Value::Str(s.trim_end_matches('"').to_string()),
+                    None => Value::Int(a.parse().unwrap()),
+                })
+                .collect()
+        };
+        Step { call: Call { op: op.into(), args }, expect: Value::Unit }
+    }
+
+    #[test]
+    fn a_timeout_says_what_ran_and_suggests_cost_in_a_large_case() {
+        let small = [step("put(\"a\", 1)"), step("get(\"a\")")];
+        let text = timeout_text(&small, Some(1), 2000);
+        assert_eq!(text, "no result within 2000 ms during `get(\"a\")`, operation 2 of 2 (an endless loop?)");
+        let chain = [step("set(\"A1\", \"1\")"), step("fill_chain(\"A\", 1, 4000)"), step("get(\"A4000\")")];
+        let text = timeout_text(&chain, Some(1), 2000);
+        assert!(text.contains("during `fill_chain(\"A\", 1, 4000)`, operation 2 of 3"), "{text}");
+        assert!(text.contains("if its argument 4000 is how much work") && text.contains("cost problem"), "{text}");
+        let long = [step(&format!("feed(\"{}\")", "x".repeat(5000)))];
+        let text = timeout_text(&long, Some(0), 2000);
+        assert!(text.contains("an argument of 5000 items or bytes") && text.contains("cost problem"), "{text}");
+        assert!(text.len() < 400, "a long call is cut: {text}");
+        let many: Vec<Step> = (0..1500).map(|i| step(&format!("put(\"k\", {})", i % 7))).collect();
+        let text = timeout_text(&many, Some(1200), 2000);
+        assert!(text.contains("operation 1201 of 1500, in a case of 1500 operations"), "{text}");
+        assert!(!text.contains("endless loop?"), "{text}");
+    }
+
+    #[test]
+    fn a_sigsegv_on_a_helpers_small_stack_is_a_stack_overflow() {
+        let limits = crate::base::config::Limits {
+            case_timeout: Duration::from_secs(2),
+            memory_bytes: 1 << 30,
+            stack_bytes: 64 << 20,
+            output_bytes: 1 << 16,
+            jobs: 1,
+        };
+        let target = Target {
+            lib: "-".into(),
+            schema_hash: 0,
+            limits,
+            shared: false,
+            small_stacks: vec![("fill_chain".into(), 256)],
+        };
+        let (verdict, text) =
+            classify_signal(11, "", &target, "during `fill_chain(\"A\", 1, 4000)`", Some("fill_chain"));
+        assert_eq!(verdict, Verdict::StackOverflow);
+        assert!(text.contains("256 KiB stack"), "{text}");
+        let (verdict, _) = classify_signal(11, "", &target, "during `set(\"A1\", \"1\")`", Some("set"));
+        assert_eq!(verdict, Verdict::Crash);
+        let (verdict, _) = classify_signal(11, "", &target, "after the last operation", None);
+        assert_eq!(verdict, Verdict::Crash);
+    }
 
     #[test]
     fn cases_are_dealt_round_robin_to_one_lane_per_job() {

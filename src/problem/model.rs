@@ -42,6 +42,8 @@ struct RawProblem {
     gates: Vec<Spanned<RawGate>>,
     #[serde(default, rename = "mutant")]
     mutants: Vec<Spanned<RawMutant>>,
+    #[serde(default, rename = "variant")]
+    variants: Vec<Spanned<RawVariant>>,
     /// Gates per session path when the gates form a graph (default 4).
     #[serde(default)]
     path_length: Option<Spanned<usize>>,
@@ -70,6 +72,10 @@ struct RawOp {
     args: Option<Spanned<String>>,
     #[serde(default = "unit")]
     returns: Spanned<String>,
+    /// The contract runs this op's work on a thread with a stack of this
+    /// many KiB (a helper such as the spreadsheet's `fill_chain`).
+    #[serde(default)]
+    stack_kib: Option<u32>,
 }
 
 fn unit() -> Spanned<String> {
@@ -136,6 +142,15 @@ struct RawMutant {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: String,
+    choice: String,
+    #[serde(default, rename = "edit")]
+    edits: Vec<RawEdit>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawEdit {
     from: Spanned<String>,
     to: String,
@@ -191,6 +206,35 @@ pub struct Mutant {
     pub edits: Vec<Edit>,
 }
 
+/// A correct solution that takes the other side of a choice the statements
+/// leave open (`[[variant]]`): the reference with a few textual edits, like a
+/// mutant's. `audit` requires it to pass every gate on every seed it tries,
+/// so no generated case turns the reference's choice into a hidden rule.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    pub name: String,
+    /// The open choice it flips, in one sentence.
+    pub choice: String,
+    pub edits: Vec<Edit>,
+}
+
+impl Variant {
+    /// The variant as the mutant machinery sees it (`Mutant::apply`,
+    /// `compile::mutant_crate`): edits of the reference, under a crate name
+    /// of its own (`variant_<name>`), expected at no gate.
+    pub fn as_mutant(&self, problem_dir: &Path) -> Mutant {
+        let name = format!("variant_{}", self.name);
+        Mutant {
+            dir: problem_dir.join("mutants").join(&name),
+            name,
+            gate: 0,
+            mistake: format!("VARIANT, a correct solution: {}", self.choice),
+            caught_by: None,
+            edits: self.edits.clone(),
+        }
+    }
+}
+
 /// Replace the one occurrence of `from` in the reference's `src/lib.rs`.
 #[derive(Clone, Debug)]
 pub struct Edit {
@@ -201,6 +245,15 @@ pub struct Edit {
 }
 
 impl Mutant {
+    /// How messages name it: `mutant `x``, or `variant `x`` for a variant
+    /// seen through [`Variant::as_mutant`].
+    fn label(&self) -> String {
+        match self.name.strip_prefix("variant_") {
+            Some(v) if self.gate == 0 => format!("variant `{v}`"),
+            _ => format!("mutant `{}`", self.name),
+        }
+    }
+
     /// The reference source with this mutant's edits applied; an error
     /// names the edit whose `from` does not occur exactly once.
     pub fn apply(&self, reference: &str) -> std::result::Result<String, (usize, String)> {
@@ -211,15 +264,15 @@ impl Mutant {
                 0 => {
                     return Err((
                         i,
-                        format!("mutant `{}`: edit {} does not match the reference's src/lib.rs", self.name, i + 1),
+                        format!("{}: edit {} does not match the reference's src/lib.rs", self.label(), i + 1),
                     ));
                 }
                 n => {
                     return Err((
                         i,
                         format!(
-                            "mutant `{}`: edit {} matches the reference's src/lib.rs {n} times; add context to make it unique",
-                            self.name,
+                            "{}: edit {} matches the reference's src/lib.rs {n} times; add context to make it unique",
+                            self.label(),
                             i + 1
                         ),
                     ));
@@ -242,6 +295,8 @@ pub struct Problem {
     pub domains: BTreeMap<String, Domain>,
     pub gates: Vec<Gate>,
     pub mutants: Vec<Mutant>,
+    /// Correct solutions that flip an open choice (`[[variant]]`).
+    pub variants: Vec<Variant>,
     /// Gates in one session's path: every gate for a linear problem, the
     /// file's `path_length` (default 4) for a graph.
     pub path_length: usize,
@@ -361,11 +416,13 @@ impl Problem {
         }
         let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
         let problem = parse(id, &dir, &file, &text)?;
-        // Every mutant's edits must apply to the reference as it is now.
-        if problem.mutants.iter().any(|m| !m.edits.is_empty()) {
+        // Every mutant's and variant's edits must apply to the reference
+        // as it is now.
+        let variants: Vec<Mutant> = problem.variants.iter().map(|v| v.as_mutant(&dir)).collect();
+        if problem.mutants.iter().chain(&variants).any(|m| !m.edits.is_empty()) {
             let path = problem.reference_dir().join("src/lib.rs");
             let reference = fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            for m in &problem.mutants {
+            for m in problem.mutants.iter().chain(&variants) {
                 if let Err((i, message)) = m.apply(&reference) {
                     return Err(Located::at(&file, &text, m.edits[i].span.start, message).into());
                 }
@@ -511,7 +568,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             None => Vec::new(),
         };
         let ret = op.returns.get_ref().parse::<Ty>().map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
-        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret });
+        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, stack_kib: op.stack_kib });
     }
     let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
 
@@ -710,6 +767,33 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         });
     }
 
+    let mut variants: Vec<Variant> = Vec::new();
+    for v in &raw.variants {
+        let span = v.span();
+        let v = v.get_ref();
+        if !is_id(&v.name) {
+            return Err(at(span, format!("variant `{}`: a name is lowercase letters, digits and `_`", v.name)));
+        }
+        if variants.iter().any(|other| other.name == v.name) {
+            return Err(at(span, format!("two variants are named `{}`", v.name)));
+        }
+        if v.edits.is_empty() {
+            return Err(at(span, format!("variant `{}` has no [[variant.edit]]: it would be the reference", v.name)));
+        }
+        if v.choice.trim().is_empty() {
+            return Err(at(span, format!("variant `{}`: say the open choice it flips in `choice`", v.name)));
+        }
+        variants.push(Variant {
+            name: v.name.clone(),
+            choice: v.choice.clone(),
+            edits: v
+                .edits
+                .iter()
+                .map(|e| Edit { from: e.from.get_ref().clone(), to: e.to.clone(), span: e.from.span() })
+                .collect(),
+        });
+    }
+
     Ok(Problem {
         id: id.to_string(),
         dir: dir.to_path_buf(),
@@ -720,6 +804,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         domains,
         gates,
         mutants,
+        variants,
         path_length,
         first_ninety,
     })
@@ -994,5 +1079,52 @@ take() -> err(empty)
         assert!(e.message.contains("twice"), "{e}");
         let e = load(&GOOD.replace("format_version = 1", "format_version = 1\npath_length = 2")).unwrap_err();
         assert!(e.message.contains("graph"), "{e}");
+    }
+
+    const VARIANT: &str = r#"
+[[variant]]
+name = "count_down"
+choice = "whether the count may go down"
+[[variant.edit]]
+from = "self.n += n"
+to = "self.n -= n"
+"#;
+
+    #[test]
+    fn variants_load_and_bad_ones_are_positioned() {
+        let p = load(&format!("{GOOD}{VARIANT}")).unwrap();
+        assert_eq!(p.variants.len(), 1);
+        assert_eq!(p.variants[0].choice, "whether the count may go down");
+        let m = p.variants[0].as_mutant(&p.dir);
+        assert_eq!(m.name, "variant_count_down");
+        assert_eq!(m.apply("fn add() { self.n += n }").unwrap(), "fn add() { self.n -= n }");
+
+        let text = format!("{GOOD}{}", VARIANT.replace("choice =", "chose ="));
+        let e = load(&text).unwrap_err();
+        assert!(e.message.contains("chose"), "{e}");
+        assert_eq!(e.line, text.lines().position(|l| l.starts_with("chose")).unwrap() + 1);
+        let e = load(&format!("{GOOD}{}", VARIANT.split("[[variant.edit]]").next().unwrap())).unwrap_err();
+        assert!(e.message.contains("no [[variant.edit]]"), "{e}");
+        let e = load(&format!("{GOOD}{VARIANT}{VARIANT}")).unwrap_err();
+        assert!(e.message.contains("two variants"), "{e}");
+    }
+
+    #[test]
+    fn a_variant_edit_must_match_the_reference_once() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("counter");
+        std::fs::create_dir_all(dir.join("reference/src")).unwrap();
+        let text = format!("{GOOD}{VARIANT}");
+        std::fs::write(dir.join("problem.toml"), &text).unwrap();
+        let line = text.lines().position(|l| l.starts_with("from = \"self.n")).unwrap() + 1;
+        for (source, why) in [("fn add() {}", "does not match"), ("self.n += n; self.n += n", "2 times")] {
+            std::fs::write(dir.join("reference/src/lib.rs"), source).unwrap();
+            let e = Problem::load(root.path(), "counter").unwrap_err();
+            let e = e.downcast_ref::<Located>().expect("a positioned error");
+            assert!(e.message.contains("variant `count_down`: edit 1") && e.message.contains(why), "{e}");
+            assert_eq!(e.line, line);
+        }
+        std::fs::write(dir.join("reference/src/lib.rs"), "self.n += n").unwrap();
+        assert!(Problem::load(root.path(), "counter").is_ok());
     }
 }

@@ -20,6 +20,9 @@ pub struct OpDef {
     pub gate: usize,
     pub params: Vec<(String, Ty)>,
     pub ret: Ty,
+    /// The contract runs this op on a thread with a stack of this many KiB
+    /// (`stack_kib` in problem.toml): a crash during it is a stack overflow.
+    pub stack_kib: Option<u32>,
 }
 
 /// The typed operations of a problem: what scripts, generators and
@@ -40,6 +43,12 @@ impl Signature {
             return Some((&self.ctor, UNIT));
         }
         self.ops.get(op).map(|d| (d.params.as_slice(), &d.ret))
+    }
+
+    /// The ops the contract runs on a small stack of their own, with its
+    /// size in KiB.
+    pub fn small_stacks(&self) -> Vec<(String, u32)> {
+        self.ops.iter().filter_map(|(name, d)| d.stack_kib.map(|k| (name.clone(), k))).collect()
     }
 
     pub fn op_names(&self) -> String {
@@ -75,7 +84,10 @@ impl Signature {
             ops: ops
                 .iter()
                 .map(|(n, a, r)| {
-                    (n.to_string(), OpDef { gate: 1, params: parse_params(a).unwrap(), ret: r.parse().unwrap() })
+                    (
+                        n.to_string(),
+                        OpDef { gate: 1, params: parse_params(a).unwrap(), ret: r.parse().unwrap(), stack_kib: None },
+                    )
                 })
                 .collect(),
             errors: errors.iter().map(|e| e.to_string()).collect(),

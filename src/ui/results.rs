@@ -115,12 +115,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, path: &[usize], color: 
     let graph = problem.is_graph();
     for (i, g) in eval.gates.iter().enumerate() {
         let status = if g.all_passed() { p.c("1;32", "passed") } else { p.c("1;31", "FAILED") };
-        let counts = if g.scale.is_empty() && g.scale_skipped.is_empty() {
-            format!("{}/{}", g.passed, g.total)
-        } else {
-            let ok = g.scale.iter().filter(|s| s.passed()).count();
-            format!("{}/{} · cost {ok}/{}", g.cases_passed(), g.cases_total(), g.scale.len() + g.scale_skipped.len())
-        };
+        let counts = gate_counts(g);
         if graph {
             let _ = writeln!(out, "\ngate {} (#{})  {:<31} {status}  {counts}", i + 1, g.gate, g.title);
         } else {
@@ -186,13 +181,33 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, path: &[usize], color: 
     out
 }
 
+/// A gate's counts: its cases, then its cost checks, which are measured only
+/// once the cases pass (until then "not yet measured", not "0/2").
+pub fn gate_counts(g: &crate::judge::evaluate::GateResult) -> String {
+    let cases = format!("{}/{}", g.cases_passed(), g.cases_total());
+    let ok = g.scale.iter().filter(|s| s.passed()).count();
+    let skipped = g.scale_skipped.len();
+    match (g.scale.len(), skipped) {
+        (0, 0) => cases,
+        (0, n) => format!("{cases} · cost: {n} not yet measured"),
+        (m, 0) => format!("{cases} · cost {ok}/{m}"),
+        (m, n) => format!("{cases} · cost {ok}/{m}, {n} not yet measured"),
+    }
+}
+
+/// A passing cost check as a sentence: its name says what was measured,
+/// its `says` what the statement claims.
+pub fn cost_sentence(s: &crate::judge::scale::ScaleResult) -> String {
+    format!("cost: {}: {}, as the statement asks", s.name, s.says)
+}
+
 /// A gate's scale checks: a line each, and for a failing one its message
 /// and the measured points.
 fn scale_text(out: &mut String, p: &Paint, g: &crate::judge::evaluate::GateResult) {
     for s in &g.scale {
         let secs = s.elapsed_ms as f64 / 1000.0;
         if s.passed() {
-            let _ = writeln!(out, "  {} cost: {} is {} ({secs:.2} s)", p.c("32", "✓"), s.name, s.says);
+            let _ = writeln!(out, "  {} {} ({secs:.2} s)", p.c("32", "✓"), cost_sentence(s));
             continue;
         }
         let _ = writeln!(out, "  {} cost: {} — {}", p.c("31", "✗"), s.name, p.c("1", s.verdict.name()));
@@ -322,4 +337,63 @@ pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluat
         "gates_passed": eval.gates_passed(),
         "passed": eval.all_passed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::evaluate::GateResult;
+    use crate::judge::scale::ScaleResult;
+    use crate::judge::verdict::Verdict;
+
+    fn scale(name: &str, says: &str, verdict: Verdict) -> ScaleResult {
+        ScaleResult {
+            name: name.into(),
+            kind: "memory".into(),
+            says: says.into(),
+            verdict,
+            message: String::new(),
+            unit: "bytes".into(),
+            points: Vec::new(),
+            yours_growth: None,
+            reference_growth: None,
+            elapsed_ms: 0,
+        }
+    }
+
+    fn gate(passed: usize, cases: usize, scale: Vec<ScaleResult>, skipped: &[&str]) -> GateResult {
+        let ok = scale.iter().filter(|s| s.passed()).count();
+        GateResult {
+            gate: 1,
+            title: "t".into(),
+            total: cases + scale.len() + skipped.len(),
+            passed: passed + ok,
+            failures: Vec::new(),
+            scale,
+            scale_skipped: skipped.iter().map(|s| s.to_string()).collect(),
+            scale_pending: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn cost_checks_not_measured_are_not_counted_as_failed() {
+        assert_eq!(gate_counts(&gate(3, 5, Vec::new(), &["a", "b"])), "3/5 · cost: 2 not yet measured");
+        assert_eq!(gate_counts(&gate(4, 4, Vec::new(), &[])), "4/4");
+        let checks = vec![scale("a", "O(1)", Verdict::Pass), scale("b", "O(1)", Verdict::TooSlow)];
+        assert_eq!(gate_counts(&gate(4, 4, checks, &[])), "4/4 · cost 1/2");
+    }
+
+    #[test]
+    fn a_passing_cost_line_reads_as_a_sentence() {
+        let s = scale(
+            "memory after n jobs passed through and n rejected",
+            "memory holds at most capacity queued jobs",
+            Verdict::Pass,
+        );
+        assert_eq!(
+            cost_sentence(&s),
+            "cost: memory after n jobs passed through and n rejected: memory holds at most capacity queued jobs, \
+             as the statement asks"
+        );
+    }
 }

@@ -327,8 +327,14 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         };
         // The counts come before the title, so a narrow pane cuts the title.
         let head = format!("{mark} gate {position} ");
-        // While its cost is measured, a gate counts its cases alone.
-        let (passed_n, total_n) = if g.measuring() { (g.cases_passed(), g.cases_total()) } else { (g.passed, g.total) };
+        // While its cost is measured, or not yet measured because a case
+        // fails, a gate counts its cases alone: a cost check not measured
+        // is not a failed one (its line under the gate says so).
+        let (passed_n, total_n) = if g.measuring() || !g.scale_skipped.is_empty() {
+            (g.cases_passed(), g.cases_total())
+        } else {
+            (g.passed, g.total)
+        };
         let counts = format!("{:>7} ", format!("{passed_n}/{total_n}"));
         let flag = if regressed { " regression" } else { "" };
         let room = width.saturating_sub(head.chars().count() + counts.chars().count() + flag.chars().count());

@@ -130,6 +130,8 @@ impl Pool {
 
     fn finish(&mut self, id: u64, now_ms: u64, ok: bool) -> Result<u64, PipeError> {
         self.advance(now_ms);
+        // The time rule may have ended the drain, even if this call fails.
+        self.settle();
         if id == 0 || id > self.last_id {
             return Err(PipeError::UnknownJob);
         }
@@ -179,6 +181,8 @@ impl Pipeline for Pool {
     fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError> {
         self.advance(now_ms);
         if self.phase != Phase::Accepting {
+            // The time rule may have emptied a drain: a refused submit ends it too.
+            self.settle();
             return Err(PipeError::Closed);
         }
         let mut dropped = None;
