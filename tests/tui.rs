@@ -310,6 +310,9 @@ fn the_summary_names_its_columns_and_the_followups() {
     let text = screen(&app, 80, 24);
     assert!(text.contains("passed at") && text.contains("target"), "{text}");
     assert!(text.contains("follow-up question"), "{text}");
+    let first = &app.problem.gates[0].followups[0].question;
+    assert!(text.contains(&format!("g1 {}", &first[..30])), "the questions themselves are listed:\n{text}");
+    assert!(text.contains("more in the report"), "{text}");
     insta::assert_snapshot!("80x24_time_up", text);
 }
 

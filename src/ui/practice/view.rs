@@ -643,6 +643,12 @@ fn draw_confirm(frame: &mut Frame, app: &App, area: Rect) {
     draw_popup(frame, area, "quit", lines, 64);
 }
 
+const SUMMARY_WIDTH: u16 = 84;
+
+fn dim_style() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
 fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
     let s = &app.session;
     let headline = match s.status {
@@ -724,6 +730,22 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
             ),
             Style::default().fg(Color::Cyan),
         ));
+        // The questions themselves, one row each, as many as the window
+        // holds (the report path and the keys below keep their rows).
+        let listed: Vec<(usize, &str)> = reached
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &g)| app.problem.gates[g - 1].followups.iter().map(move |f| (i + 1, f.question.as_str())))
+            .collect();
+        let room = (area.height as usize).saturating_sub(lines.len() + 10);
+        let inner = popup_inner(area, SUMMARY_WIDTH);
+        let shown = if listed.len() > room { room.saturating_sub(1) } else { listed.len() };
+        for (position, q) in &listed[..shown] {
+            lines.push(cut_line(Line::from(format!("  g{position} {q}")), inner));
+        }
+        if shown < listed.len() && room > 0 {
+            lines.push(Line::styled(format!("  … and {} more in the report", listed.len() - shown), dim_style()));
+        }
     }
     lines.push(Line::default());
     if let Some(p) = &app.report_path {
@@ -734,5 +756,5 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
         keys.push_str("  [o] keep going in overtime");
     }
     lines.push(Line::styled(keys, Style::default().add_modifier(Modifier::BOLD)));
-    draw_popup(frame, area, "summary", lines, 84);
+    draw_popup(frame, area, "summary", lines, SUMMARY_WIDTH);
 }
