@@ -509,3 +509,22 @@ fn z_shows_the_focused_pane_full_screen_and_esc_brings_both_back() {
     let fx = app.update(page(KeyCode::Esc));
     assert!(fx.is_empty() && !app.zoom && app.overlay.is_none(), "Esc leaves full screen, it does not quit");
 }
+
+#[test]
+fn in_the_first_minute_quitting_offers_to_discard_the_session() {
+    let mut app = app();
+    app.now_ms = T0 + 30_000;
+    app.update(key('q'));
+    let asked = screen(&app, 80, 24);
+    assert!(asked.contains("[d] discard"), "{asked}");
+    assert_eq!(app.update(key('d')), vec![Effect::Cancel, Effect::Discard, Effect::Quit]);
+    assert!(app.session.discarded);
+
+    // After the first minute (or a gate passed) there is no such offer.
+    let mut later = self::app();
+    later.now_ms = T0 + 61_000;
+    later.update(key('q'));
+    assert!(!screen(&later, 80, 24).contains("discard"));
+    assert!(later.update(key('d')).is_empty(), "d only closes the question");
+    assert!(!later.session.discarded);
+}

@@ -241,6 +241,10 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
         moved.iter().map(|old| format!("the previous mock's solution was moved to {}", fsio::shown(old))).collect();
     let (session, report) = crate::ui::practice::run(config, problem, session, dir.clone(), notes)?;
     start::after(&session, report.as_deref());
+    if session.discarded {
+        println!("your solution: {}", dir.display());
+        return Ok(0);
+    }
     if let Some(score) = crate::session::score::score_of(&session) {
         println!("score: {:.1}", score.total);
         for line in &score.breakdown {

@@ -189,6 +189,10 @@ pub fn first_ninety(config: &Config, problem: &Problem, session: &mut Session) -
 
 /// What to print once the terminal is back.
 pub fn after(session: &Session, report: Option<&Path>) {
+    if session.discarded {
+        println!("session discarded: nothing recorded (your code stays where it was)");
+        return;
+    }
     match session.status {
         Status::Running => println!(
             "session kept ({} elapsed, the clock keeps running): `harness start {}` resumes it",

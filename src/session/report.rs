@@ -425,6 +425,29 @@ fn session_state_path(reports_dir: &Path, mode: Mode, problem: &str) -> PathBuf 
     }
 }
 
+/// Removes every file a discarded session left: its state (only if it is
+/// still this session's) and its report, if one was written.
+pub fn forget(reports_dir: &Path, session: &Session) -> Result<()> {
+    let state = session_state_path(reports_dir, session.mode, &session.problem);
+    let ours = std::fs::read_to_string(&state)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| v["id"] == session.id.as_str());
+    let mut files =
+        vec![reports_dir.join(format!("{}.json", session.id)), reports_dir.join(format!("{}.md", session.id))];
+    if ours {
+        files.push(state);
+    }
+    for f in files {
+        match std::fs::remove_file(&f) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", f.display())),
+        }
+    }
+    Ok(())
+}
+
 pub fn save_state(reports_dir: &Path, session: &Session) -> Result<()> {
     let path = session_state_path(reports_dir, session.mode, &session.problem);
     fsio::write_atomic(&path, serde_json::to_string_pretty(session)?.as_bytes())
@@ -513,6 +536,26 @@ pub fn load_all(reports_dir: &Path) -> (Vec<Report>, Vec<(PathBuf, String)>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn forgetting_a_session_removes_its_state_and_report_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let problem =
+            Problem::load(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "wal").unwrap();
+        let s = Session::new("wal", Mode::Practice, problem.gates.len(), 60_000, 1_000);
+        save_state(dir.path(), &s).unwrap();
+        write(dir.path(), &Report::from_session(&s, &problem, 2_000, None)).unwrap();
+        let other = Session::new("wal", Mode::Practice, problem.gates.len(), 60_000, 9_000_000);
+        write(dir.path(), &Report::from_session(&other, &problem, 9_000_001, None)).unwrap();
+        forget(dir.path(), &s).unwrap();
+        assert!(!state_path(dir.path(), "wal").exists());
+        let (reports, _) = load_all(dir.path());
+        assert_eq!(reports.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), [other.id.as_str()]);
+        // A newer session's state is not this one's to remove.
+        save_state(dir.path(), &other).unwrap();
+        forget(dir.path(), &s).unwrap();
+        assert!(state_path(dir.path(), "wal").exists());
+    }
+
     use super::*;
 
     #[test]

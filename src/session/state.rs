@@ -154,6 +154,10 @@ pub struct Session {
     /// The seed of this session's draws (`session::path::draw`).
     #[serde(default)]
     pub draw_seed: u64,
+    /// The candidate discarded the session on quitting (never saved: a
+    /// discarded session leaves no file).
+    #[serde(skip)]
+    pub discarded: bool,
     pub status: Status,
     /// The candidate chose to keep going after the budget ran out.
     pub overtime: bool,
@@ -222,6 +226,9 @@ pub struct RunSummary {
     pub failures: Vec<FailureSummary>,
 }
 
+/// How long a new session may be discarded on quitting.
+pub const DISCARD_WITHIN_MS: u64 = 60_000;
+
 impl Session {
     pub fn new(problem: &str, mode: Mode, gate_count: usize, budget_ms: u64, now_ms: u64) -> Session {
         let mut s = Session {
@@ -235,6 +242,7 @@ impl Session {
             gate_count,
             path: vec![1],
             draw_seed: now_ms,
+            discarded: false,
             status: Status::Running,
             overtime: false,
             ended_at_ms: None,
@@ -285,6 +293,12 @@ impl Session {
 
     pub fn is_running(&self) -> bool {
         self.status == Status::Running
+    }
+
+    /// Whether quitting now may leave no record: within the first minute,
+    /// before any gate passed (trying the tool out is not a session).
+    pub fn discardable(&self, now_ms: u64) -> bool {
+        self.is_running() && self.gates_passed() == 0 && self.elapsed_ms(now_ms) < DISCARD_WITHIN_MS
     }
 
     /// Whether the budget is spent and the session should freeze now.

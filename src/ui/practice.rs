@@ -185,6 +185,7 @@ pub fn run(
                     // Written once the screen shows what changed (below).
                     Effect::Persist => writes.state = true,
                     Effect::Report => writes.report = true,
+                    Effect::Discard => writes.discard = true,
                     Effect::OpenEditor => {
                         let file = app.solution_dir.join("src/lib.rs");
                         let result = suspended(&input, || open_editor(&file));
@@ -239,6 +240,9 @@ pub fn run(
 struct Writes {
     state: bool,
     report: bool,
+    /// The session is discarded: nothing more is written, and what was is
+    /// removed once the saver has stopped.
+    discard: bool,
     saver: Option<(Sender<Session>, std::thread::JoinHandle<()>)>,
 }
 
@@ -260,10 +264,13 @@ impl Writes {
                 }
             })
             .context("cannot start the saving thread")?;
-        Ok(Writes { state: false, report: false, saver: Some((state_tx, handle)) })
+        Ok(Writes { state: false, report: false, discard: false, saver: Some((state_tx, handle)) })
     }
 
     fn flush(&mut self, config: &Config, app: &mut App) {
+        if self.discard {
+            (self.state, self.report) = (false, false);
+        }
         if self.state || self.report {
             app.before_writes();
         }
@@ -289,6 +296,12 @@ impl Writes {
         if let Some((tx, handle)) = self.saver.take() {
             drop(tx);
             let _ = handle.join();
+        }
+        if self.discard {
+            app.report_path = None;
+            if let Err(e) = report::forget(&config.reports_dir, &app.session) {
+                eprintln!("warning: {e:#}");
+            }
         }
     }
 }

@@ -111,6 +111,8 @@ pub enum Effect {
         case: String,
         steps: Vec<Step>,
     },
+    /// Leave no record of this session (its state and any report go).
+    Discard,
     Quit,
 }
 
@@ -474,6 +476,10 @@ impl App {
             Some(Overlay::ConfirmQuit) => {
                 return match key.code {
                     KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => self.quit(),
+                    KeyCode::Char('d') | KeyCode::Char('D') if self.session.discardable(self.now_ms) => {
+                        self.session.discarded = true;
+                        vec![Effect::Cancel, Effect::Discard, Effect::Quit]
+                    }
                     _ if ctrl_c => self.quit(),
                     _ => {
                         self.overlay = None;

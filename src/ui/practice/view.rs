@@ -635,11 +635,17 @@ fn draw_confirm(frame: &mut Frame, app: &App, area: Rect) {
         ),
         Mode::Mock => "A mock cannot be resumed: quitting records it as abandoned.".to_string(),
     };
-    let lines = vec![
-        Line::from(text),
-        Line::default(),
-        Line::styled("Quit? [y] yes  [n] no", Style::default().add_modifier(Modifier::BOLD)),
-    ];
+    let mut lines = vec![Line::from(text), Line::default()];
+    if app.session.discardable(app.now_ms) {
+        lines.push(Line::from(
+            "Still in the first minute: [d] discards the session instead, leaving no record and no report (your \
+             code stays where it is).",
+        ));
+        lines.push(Line::default());
+        lines.push(Line::styled("Quit? [y] yes  [d] discard  [n] no", Style::default().add_modifier(Modifier::BOLD)));
+    } else {
+        lines.push(Line::styled("Quit? [y] yes  [n] no", Style::default().add_modifier(Modifier::BOLD)));
+    }
     draw_popup(frame, area, "quit", lines, 64);
 }
 
