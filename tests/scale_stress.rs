@@ -8,6 +8,8 @@
 //! whose `caught_by` names a scale check) goes through its check as often,
 //! and must be caught every time. Slow (minutes), so `#[ignore]`d and run
 //! by `.ci/run` explicitly. It prints the growth measured for each check.
+//! `SCALE_STRESS_PROBLEMS=dedupe,wal` (or `HARNESS_TEST_PROBLEM=wal`)
+//! limits it to some problems.
 
 mod common;
 
@@ -36,7 +38,11 @@ fn scale_checks_are_stable_under_load() {
     // SAFETY: set before any thread of this test starts a worker.
     unsafe { std::env::set_var("HARNESS_WORKER_EXE", env!("CARGO_BIN_EXE_harness")) };
     let rounds: usize = std::env::var("HARNESS_STRESS_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(20);
-    let only = std::env::var("HARNESS_TEST_PROBLEM").ok();
+    // Problem ids, comma-separated; all of them when neither is set.
+    let only: Option<Vec<String>> = std::env::var("SCALE_STRESS_PROBLEMS")
+        .or_else(|_| std::env::var("HARNESS_TEST_PROBLEM"))
+        .ok()
+        .map(|list| list.split(',').map(|id| id.trim().to_string()).filter(|id| !id.is_empty()).collect());
     let config = Config::discover(&common::root()).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let burners: Vec<_> = (0..2)
@@ -55,7 +61,11 @@ fn scale_checks_are_stable_under_load() {
         .collect();
     let mut failures = Vec::new();
     let mut ids = harness::problem::model::list_ids(&config.problems_dir).unwrap();
-    ids.retain(|id| only.as_ref().is_none_or(|o| o == id));
+    if let Some(only) = &only {
+        let unknown: Vec<&String> = only.iter().filter(|o| !ids.contains(o)).collect();
+        assert!(unknown.is_empty(), "no such problem: {unknown:?}");
+    }
+    ids.retain(|id| only.as_ref().is_none_or(|o| o.contains(id)));
     for id in &ids {
         let problem = Problem::load(&config.problems_dir, id).unwrap();
         if problem.gates.iter().all(|g| g.scale.is_empty()) {
