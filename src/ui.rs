@@ -8,6 +8,7 @@ pub mod drill;
 pub mod markdown;
 pub mod ninety;
 pub mod practice;
+pub mod ready;
 pub mod results;
 pub mod review;
 pub mod scale_chart;

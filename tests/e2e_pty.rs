@@ -224,3 +224,19 @@ fn a_new_session_opens_on_the_first_ninety_seconds_and_keeps_the_answers() {
     again.wait_for("Gate 1: Store and read", Duration::from_secs(30));
     assert!(!again.contents().contains("the first ninety seconds"));
 }
+
+#[test]
+fn a_mock_waits_on_a_ready_screen_that_hides_the_problem_and_leaving_it_records_nothing() {
+    let project = common::scratch(true);
+    let dir = project.path();
+    let mut mock = Pty::spawn(dir, &["mock", "--problem", "wal"], 24, 80);
+    let screen = mock.wait_for("Enter start the clock", Duration::from_secs(30));
+    assert!(!screen.contains("Write-ahead") && !screen.contains("wal"), "the problem is hidden:\n{screen}");
+    assert!(screen.contains("90 minutes"), "{screen}");
+    mock.writer.write_all(b"q").unwrap();
+    mock.writer.flush().unwrap();
+    assert!(mock.wait_exit(Duration::from_secs(20)).success());
+    assert!(!dir.join("solutions").exists(), "no solution folder was made");
+    let reports = std::fs::read_dir(dir.join("reports")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(reports, 0, "nothing recorded");
+}

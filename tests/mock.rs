@@ -379,3 +379,11 @@ fn snapshot_mock_at_80x24_and_the_minimum_size() {
     assert!(summary.contains("Score 31.9 of 100"), "{summary}");
     insta::assert_snapshot!("mock_80x24_summary", summary);
 }
+
+#[test]
+fn snapshot_mock_ready_screen() {
+    let ready = harness::ui::ready::Ready::new(90, false);
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| harness::ui::ready::draw(f, &ready)).unwrap();
+    insta::assert_snapshot!("mock_ready_80x24", terminal.backend().to_string());
+}

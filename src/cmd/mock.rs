@@ -226,11 +226,18 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
             Problem::load(&config.problems_dir, id)?
         }
     };
+    let minutes = minutes.unwrap_or(config.mock_minutes).max(1) as u64;
+    // The clock starts only when the candidate is ready; leaving here
+    // writes nothing at all (no lock, no state, no solution folder).
+    if !crate::ui::ready::run(minutes, chosen.is_some())? {
+        println!("mock not started: nothing recorded");
+        return Ok(0);
+    }
     let _lock = report::lock_session(&config.reports_dir, crate::session::state::Mode::Mock, &problem.id)?;
     let now = fsio::now_ms();
     let dir = solution_dir(config, &problem.id);
     let moved = fresh_solution(config, &problem, &dir, now)?;
-    let budget_ms = minutes.unwrap_or(config.mock_minutes).max(1) as u64 * 60_000;
+    let budget_ms = minutes * 60_000;
     let (reports, _) = report::load_all(&config.reports_dir);
     let seen = crate::session::path::seen(&problem.id, &reports);
     let path = crate::session::path::draw_path(&problem, &seen, now ^ ((std::process::id() as u64) << 20));
