@@ -528,3 +528,14 @@ fn in_the_first_minute_quitting_offers_to_discard_the_session() {
     assert!(later.update(key('d')).is_empty(), "d only closes the question");
     assert!(!later.session.discarded);
 }
+
+#[test]
+fn the_case_count_shows_only_once_it_is_known() {
+    let mut app = app();
+    app.update(Msg::Runner(RunnerMsg::Ready));
+    app.update(Msg::Runner(RunnerMsg::Built { ok: true, duration_ms: 200, errors: 0 }));
+    let before = screen(&app, 80, 24);
+    assert!(before.contains("running the cases…") && !before.contains("0/0"), "{before}");
+    app.update(Msg::Runner(RunnerMsg::Progress { done: 3, total: 27 }));
+    assert!(screen(&app, 80, 24).contains("running 3/27 cases…"));
+}

@@ -228,6 +228,10 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
     match app.runner {
         Runner::Preparing => Line::styled(format!("{spin} preparing: building the reference and the cases…"), busy),
         Runner::Compiling { since_ms } => Line::styled(format!("{spin} compiling… {:.1} s", secs(since_ms)), busy),
+        // The count shows once the suite says it (a total of 0 is "not yet").
+        Runner::Running { since_ms, total: 0, .. } => {
+            Line::styled(format!("{spin} running the cases… {:.1} s", secs(since_ms)), busy)
+        }
         Runner::Running { since_ms, done, total } => {
             Line::styled(format!("{spin} running {done}/{total} cases… {:.1} s", secs(since_ms)), busy)
         }
@@ -327,15 +331,15 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         };
         // The counts come before the title, so a narrow pane cuts the title.
         let head = format!("{mark} gate {position} ");
-        // While its cost is measured, or not yet measured because a case
-        // fails, a gate counts its cases alone: a cost check not measured
-        // is not a failed one (its line under the gate says so).
-        let (passed_n, total_n) = if g.measuring() || !g.scale_skipped.is_empty() {
-            (g.cases_passed(), g.cases_total())
-        } else {
-            (g.passed, g.total)
-        };
-        let counts = format!("{:>7} ", format!("{passed_n}/{total_n}"));
+        // Cases and cost checks are counted apart, as `check` counts them:
+        // "27/27 · cost 1/1"; a cost check not yet measured (being measured,
+        // or waiting for the cases) is not counted (its line below says so).
+        let mut counts = format!("{:>7}", format!("{}/{}", g.cases_passed(), g.cases_total()));
+        if !g.measuring() && g.scale_skipped.is_empty() && !g.scale.is_empty() {
+            let ok = g.scale.iter().filter(|s| s.passed()).count();
+            counts.push_str(&format!(" · cost {ok}/{}", g.scale.len()));
+        }
+        counts.push(' ');
         let flag = if regressed { " regression" } else { "" };
         let room = width.saturating_sub(head.chars().count() + counts.chars().count() + flag.chars().count());
         let mut spans = vec![
