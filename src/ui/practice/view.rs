@@ -753,7 +753,7 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
         for (position, q) in &listed[..shown] {
             lines.push(cut_line(Line::from(format!("  g{position} {q}")), inner));
         }
-        if shown < listed.len() && room > 0 {
+        if shown < listed.len() && shown > 0 {
             lines.push(Line::styled(format!("  … and {} more in the report", listed.len() - shown), dim_style()));
         }
     }
