@@ -12,5 +12,6 @@ pub mod ready;
 pub mod results;
 pub mod review;
 pub mod scale_chart;
+pub mod screen;
 pub mod scroll;
 pub mod wrap;

@@ -10,11 +10,9 @@
 //!
 //! [`Ninety::update`] takes a key and the time; [`draw`] is pure.
 
-use std::time::Duration;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -182,21 +180,14 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
 /// returns the (question, answer) pairs.
 pub fn run(problem: &Problem) -> Result<Vec<(String, String)>> {
     let mut app = Ninety::for_problem(problem, fsio::now_ms());
-    let mut terminal = ratatui::init();
-    let result = (|| -> Result<()> {
-        while !app.done {
-            app.tick(fsio::now_ms());
-            terminal.draw(|f| draw(f, &app)).context("cannot draw")?;
-            if event::poll(Duration::from_millis(250)).context("cannot read the terminal")?
-                && let Event::Key(key) = event::read().context("cannot read the terminal")?
-            {
-                app.update(key, fsio::now_ms());
-            }
-        }
-        Ok(())
-    })();
-    ratatui::restore();
-    result.map(|()| app.result())
+    crate::ui::screen::run(
+        &mut app,
+        draw,
+        |app| app.tick(fsio::now_ms()),
+        |app, key| app.update(key, fsio::now_ms()),
+        |app| app.done,
+    )?;
+    Ok(app.result())
 }
 
 #[cfg(test)]

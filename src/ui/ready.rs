@@ -5,11 +5,9 @@
 //!
 //! [`Ready::update`] takes a key; [`draw`] is pure.
 
-use std::time::Duration;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -94,22 +92,8 @@ pub fn draw(frame: &mut Frame, app: &Ready) {
 /// Shows the screen until the candidate starts (true) or leaves (false).
 pub fn run(minutes: u64, chosen: bool) -> Result<bool> {
     let mut app = Ready::new(minutes, chosen);
-    let mut terminal = ratatui::init();
-    let result = (|| -> Result<bool> {
-        loop {
-            terminal.draw(|f| draw(f, &app)).context("cannot draw")?;
-            if let Some(start) = app.decided {
-                return Ok(start);
-            }
-            if event::poll(Duration::from_millis(500)).context("cannot read the terminal")?
-                && let Event::Key(key) = event::read().context("cannot read the terminal")?
-            {
-                app.update(key);
-            }
-        }
-    })();
-    ratatui::restore();
-    result
+    crate::ui::screen::run(&mut app, draw, |_| {}, |app, key| app.update(key), |app| app.decided.is_some())?;
+    Ok(app.decided == Some(true))
 }
 
 #[cfg(test)]
