@@ -430,6 +430,15 @@ fn run_in_child(entry: &Entry, calls: &[&[u8]], proto: BorrowedFd<'_>, pending: 
 }
 
 fn run_calls(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Send)) {
+    // A concurrent gate's case: threads on one shared instance (it opens
+    // and closes its own sessions). If one of its runs never finished,
+    // candidate threads still hold the instance: end the process now.
+    if crate::judge::threads::is_plan(calls) {
+        if !crate::judge::threads::run(entry, calls, emit) {
+            confine::exit_now(0);
+        }
+        return;
+    }
     // SAFETY: `harness_open` takes nothing and returns an opaque session.
     let session = unsafe { (entry.open)() };
     for req in calls {

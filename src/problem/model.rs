@@ -14,7 +14,7 @@ use toml::Spanned;
 use crate::base::diag::Located;
 use crate::problem::domain::{Domain, GenSpec, domain_for};
 use crate::problem::scale::{RawScale, ScaleCheck, ScaleError};
-use crate::problem::script::{self, Step};
+use crate::problem::script::{self, Call, Step};
 use crate::problem::signature::parse_params;
 use crate::problem::signature::{OpDef, Signature};
 use crate::problem::ty::Ty;
@@ -88,6 +88,22 @@ struct RawGate {
     generate: Option<Spanned<RawGen>>,
     #[serde(default, rename = "scale")]
     scale: Vec<RawScale>,
+    /// Its operations are called on one shared instance from several
+    /// threads at once (`&self`), and judged for linearizability.
+    #[serde(default)]
+    concurrent: Option<Spanned<bool>>,
+    /// A concurrent gate's threads per generated case (2 to 4; default 3).
+    #[serde(default)]
+    threads: Option<Spanned<usize>>,
+    /// How often a concurrent case runs, each time on a fresh instance
+    /// with other start offsets (default 200).
+    #[serde(default)]
+    repeat: Option<Spanned<usize>>,
+    /// A parameter of every operation of a concurrent gate whose values
+    /// name independent parts of the state (`"key"`): the history is
+    /// checked one value at a time.
+    #[serde(default)]
+    independent: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +111,10 @@ struct RawGate {
 struct RawCase {
     name: Spanned<String>,
     run: Spanned<String>,
+    /// A concurrent case: one script per thread, without results (the run
+    /// script is the setup, called before the threads start).
+    #[serde(default)]
+    threads: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize)]
@@ -139,7 +159,26 @@ pub struct Followup {
 pub struct FixedCase {
     pub name: String,
     pub steps: Vec<Step>,
+    /// A concurrent case's thread scripts (empty for a sequential case,
+    /// whose `steps` are all there is; here `steps` is the setup).
+    pub threads: Vec<Vec<Call>>,
 }
+
+/// How a concurrent gate's cases run (see `judge::race`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Concurrency {
+    /// Threads of a generated case.
+    pub threads: usize,
+    /// Runs of each case, each on a fresh instance.
+    pub repeat: usize,
+    /// The parameter whose values partition the state, if any.
+    pub independent: Option<String>,
+}
+
+/// Threads of a concurrent case, at least and at most.
+pub const THREADS: std::ops::RangeInclusive<usize> = 2..=4;
+/// Runs of a concurrent case, at most.
+pub const MAX_REPEAT: usize = 5000;
 
 #[derive(Clone, Debug)]
 pub struct Gate {
@@ -158,6 +197,8 @@ pub struct Gate {
     pub generate: Option<GenSpec>,
     /// Cost claims checked at growing sizes (`[[gate.scale]]`).
     pub scale: Vec<ScaleCheck>,
+    /// A concurrent gate's settings; `None` for a sequential gate.
+    pub concurrency: Option<Concurrency>,
 }
 
 /// A wrong solution that the hidden tests must catch at `gate`.
@@ -464,7 +505,8 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             None => Vec::new(),
         };
         let ret = op.returns.get_ref().parse::<Ty>().map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
-        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret });
+        let shared = raw.gates[op.gate - 1].get_ref().concurrent.as_ref().is_some_and(|c| *c.get_ref());
+        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, shared });
     }
     let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
 
@@ -480,6 +522,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         let number = index + 1;
         let gate_span = raw_gate.span();
         let g = raw_gate.get_ref();
+        let concurrency = concurrency(g, number, &signature, &at)?;
         let mut cases = Vec::new();
         for case in &g.cases {
             let steps = script::parse(case.run.get_ref(), &signature).map_err(|e| {
@@ -505,7 +548,13 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                     format!("gate {number} has two cases named `{}`", case.name.get_ref()),
                 ));
             }
-            cases.push(FixedCase { name: case.name.get_ref().clone(), steps });
+            let threads = match &case.threads {
+                None => Vec::new(),
+                Some(list) => {
+                    thread_scripts(list, case.name.get_ref(), number, concurrency.is_some(), &signature, file, text)?
+                }
+            };
+            cases.push(FixedCase { name: case.name.get_ref().clone(), steps, threads });
         }
         let generate = match &g.generate {
             None => None,
@@ -543,6 +592,15 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                     let def = signature.ops.get(op).ok_or_else(|| {
                         at(w.span(), format!("weights: unknown operation `{op}` (known: {})", signature.op_names()))
                     })?;
+                    if concurrency.is_some() && !def.shared {
+                        return Err(at(
+                            w.span(),
+                            format!(
+                                "weights: gate {number} is concurrent, so its generated threads call only shared \
+                                 operations (a concurrent gate's own); `{op}` takes `&mut self`"
+                            ),
+                        ));
+                    }
                     if !may_use(&requires[index], number, def.gate) {
                         return Err(at(
                             w.span(),
@@ -613,6 +671,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             cases,
             generate,
             scale,
+            concurrency,
         });
     }
 
@@ -661,6 +720,138 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         mutants,
         path_length,
     })
+}
+
+/// A gate's concurrency settings, checked: `threads`, `repeat` and
+/// `independent` only with `concurrent = true`, within their bounds, and
+/// `independent` a parameter of every operation the gate introduces.
+fn concurrency(
+    g: &RawGate,
+    number: usize,
+    signature: &Signature,
+    at: &dyn Fn(Range<usize>, String) -> Located,
+) -> std::result::Result<Option<Concurrency>, Located> {
+    let on = g.concurrent.as_ref().is_some_and(|c| *c.get_ref());
+    if !on {
+        let stray = [
+            g.threads.as_ref().map(|t| ("threads", t.span())),
+            g.repeat.as_ref().map(|r| ("repeat", r.span())),
+            g.independent.as_ref().map(|i| ("independent", i.span())),
+        ];
+        if let Some((name, span)) = stray.into_iter().flatten().next() {
+            return Err(at(span, format!("gate {number}: `{name}` is for a concurrent gate: add `concurrent = true`")));
+        }
+        return Ok(None);
+    }
+    let threads = g.threads.as_ref().map_or(3, |t| *t.get_ref());
+    if let Some(t) = &g.threads
+        && !THREADS.contains(&threads)
+    {
+        return Err(at(
+            t.span(),
+            format!("gate {number}: threads = {threads}: use {} to {}", THREADS.start(), THREADS.end()),
+        ));
+    }
+    let repeat = g.repeat.as_ref().map_or(200, |r| *r.get_ref());
+    if let Some(r) = &g.repeat
+        && (repeat == 0 || repeat > MAX_REPEAT)
+    {
+        return Err(at(r.span(), format!("gate {number}: repeat = {repeat}: use 1 to {MAX_REPEAT}")));
+    }
+    let own: Vec<(&String, &OpDef)> = signature.ops.iter().filter(|(_, d)| d.gate == number).collect();
+    if own.is_empty() {
+        let span = g.concurrent.as_ref().map_or(0..0, |c| c.span());
+        return Err(at(
+            span,
+            format!("gate {number} is concurrent but introduces no operation: its threads call the ones it adds"),
+        ));
+    }
+    let independent = match &g.independent {
+        None => None,
+        Some(param) => {
+            let name = param.get_ref();
+            if let Some((op, _)) = own.iter().find(|(_, d)| !d.params.iter().any(|(p, _)| p == name)) {
+                return Err(at(
+                    param.span(),
+                    format!(
+                        "gate {number}: independent = \"{name}\", but `{op}` has no parameter `{name}`: every \
+                         operation of the gate must name the part of the state it touches"
+                    ),
+                ));
+            }
+            Some(name.clone())
+        }
+    };
+    Ok(Some(Concurrency { threads, repeat, independent }))
+}
+
+/// A concurrent case's thread scripts: 2 to 4, each calling only shared
+/// operations, without results (which order the calls took is what the
+/// judge finds out).
+fn thread_scripts(
+    list: &Spanned<Vec<Spanned<String>>>,
+    case: &str,
+    number: usize,
+    concurrent: bool,
+    signature: &Signature,
+    file: &Path,
+    text: &str,
+) -> std::result::Result<Vec<Vec<Call>>, Located> {
+    let at = |span: Range<usize>, msg: String| Located::at(file, text, span.start, msg);
+    if !concurrent {
+        return Err(at(
+            list.span(),
+            format!(
+                "case `{case}`: `threads` is for a concurrent gate, and gate {number} is not (`concurrent = true`)"
+            ),
+        ));
+    }
+    let scripts = list.get_ref();
+    if !THREADS.contains(&scripts.len()) {
+        return Err(at(
+            list.span(),
+            format!("case `{case}`: {} threads: use {} to {}", scripts.len(), THREADS.start(), THREADS.end()),
+        ));
+    }
+    let mut threads = Vec::new();
+    for script in scripts {
+        let source = script.get_ref();
+        for (line, content) in source.lines().enumerate() {
+            let code = content.split('#').next().unwrap_or("");
+            if let Some(column) = code.find("->") {
+                return Err(Located::at(
+                    file,
+                    text,
+                    script_offset(text, script.span(), line, column),
+                    format!(
+                        "case `{case}`: a thread's calls have no expected results: the judge checks that some \
+                         order of the calls explains what they returned"
+                    ),
+                ));
+            }
+        }
+        let steps = script::parse(source, signature)
+            .map_err(|e| Located::at(file, text, script_offset(text, script.span(), e.line, e.column), e.message))?;
+        let mut calls = Vec::new();
+        for step in steps {
+            let shared = signature.ops.get(&step.call.op).is_some_and(|d| d.shared && d.gate == number);
+            if !shared {
+                return Err(at(
+                    script.span(),
+                    format!(
+                        "case `{case}`: a thread calls only gate {number}'s shared operations, not `{}`",
+                        step.call.op
+                    ),
+                ));
+            }
+            calls.push(step.call);
+        }
+        if calls.is_empty() {
+            return Err(at(script.span(), format!("case `{case}`: a thread without calls")));
+        }
+        threads.push(calls);
+    }
+    Ok(threads)
 }
 
 /// What a gate of a linear problem builds on: the gate above it.

@@ -13,6 +13,8 @@ pub struct OpDef {
     pub gate: usize,
     pub params: Vec<(String, Ty)>,
     pub ret: Ty,
+    /// A concurrent gate's operation: `&self`, in the problem's shared trait.
+    pub shared: bool,
 }
 
 /// The typed operations of a problem: what scripts, generators and
@@ -55,7 +57,12 @@ impl Signature {
             ops: self
                 .ops
                 .iter()
-                .map(|(name, d)| OpSig { name: name.clone(), params: params(&d.params), ret: d.ret.to_string() })
+                .map(|(name, d)| OpSig {
+                    name: name.clone(),
+                    params: params(&d.params),
+                    ret: d.ret.to_string(),
+                    shared: d.shared,
+                })
                 .collect(),
         }
     }
@@ -68,7 +75,10 @@ impl Signature {
             ops: ops
                 .iter()
                 .map(|(n, a, r)| {
-                    (n.to_string(), OpDef { gate: 1, params: parse_params(a).unwrap(), ret: r.parse().unwrap() })
+                    (
+                        n.to_string(),
+                        OpDef { gate: 1, params: parse_params(a).unwrap(), ret: r.parse().unwrap(), shared: false },
+                    )
                 })
                 .collect(),
             errors: errors.iter().map(|e| e.to_string()).collect(),
