@@ -11,6 +11,7 @@ pub mod evaluate;
 pub mod library;
 pub mod linearize;
 pub mod measure;
+pub mod race;
 pub mod sandbox;
 pub mod scale;
 pub mod suite;

@@ -28,8 +28,11 @@ use harness_contract::{RawBuf, Value};
 
 use crate::judge::library::{CallFn, Entry, FreeFn};
 use crate::judge::sandbox::frame;
+use crate::problem::domain::GenSpec;
+use crate::problem::generate;
+use crate::problem::model::Problem;
 use crate::problem::rng::Rng;
-use crate::problem::script::Call;
+use crate::problem::script::{Call, Step};
 
 /// The op name of the marker call that makes a case concurrent.
 pub const PLAN: &str = "__threads";
@@ -67,6 +70,78 @@ impl Plan {
         }
         calls
     }
+}
+
+impl Plan {
+    /// The plan back from its calls (the parent keeps a concurrent case as
+    /// these, in `Case::steps`).
+    pub fn from_calls(calls: &[Call]) -> Option<Plan> {
+        let (marker, rest) = calls.split_first()?;
+        let n = |v: &Value| match v {
+            Value::Int(i) if *i >= 0 => usize::try_from(*i).ok(),
+            _ => None,
+        };
+        if marker.op != PLAN || marker.args.len() < 6 {
+            return None;
+        }
+        let a = &marker.args;
+        let seed = match a[1] {
+            Value::Int(i) => i as u64,
+            _ => return None,
+        };
+        let setup_len = n(&a[3])?;
+        let mut rest = rest.get(setup_len..).map(|r| (&rest[..setup_len], r))?;
+        let setup = rest.0.to_vec();
+        let mut threads = Vec::new();
+        for len in &a[4..] {
+            let len = n(len)?;
+            let script = rest.1.get(..len)?.to_vec();
+            rest.1 = &rest.1[len..];
+            threads.push(script);
+        }
+        rest.1.is_empty().then(|| Plan {
+            runs: n(&a[0]).unwrap_or(1),
+            seed,
+            budget: Duration::from_millis(n(&a[2]).unwrap_or(0) as u64),
+            setup,
+            threads,
+        })
+    }
+
+    /// The plan as a case's steps: the setup's calls keep `setup_expect`
+    /// (unit where it has none), the marker and the threads' calls accept
+    /// anything (their results are judged for linearizability).
+    pub fn steps(&self, setup_expect: &[Value]) -> Vec<Step> {
+        self.encode()
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let expect = match i.checked_sub(1) {
+                    Some(j) if j < self.setup.len() => setup_expect.get(j).cloned().unwrap_or(Value::Unit),
+                    _ => Value::Any,
+                };
+                Step { call, expect }
+            })
+            .collect()
+    }
+}
+
+/// Whether a case's steps are a concurrent case.
+pub fn is_plan_steps(steps: &[Step]) -> bool {
+    steps.first().is_some_and(|s| s.call.op == PLAN)
+}
+
+/// A generated concurrent case of a gate: one generated script per thread
+/// (each from its own seed, derived from the case's), the first one's
+/// constructor as the setup.
+pub fn generated(problem: &Problem, spec: &GenSpec, threads: usize, runs: usize, seed: u64) -> Plan {
+    let mut scripts: Vec<Vec<Call>> =
+        (0..threads).map(|t| generate::generate(problem, spec, generate::case_seed(seed, 0, t))).collect();
+    let setup = vec![scripts[0][0].clone()];
+    for s in &mut scripts {
+        s.remove(0);
+    }
+    Plan { runs, seed, budget: Duration::ZERO, setup, threads: scripts }
 }
 
 /// The plan a worker reads: counts, and each call still encoded.
@@ -318,11 +393,12 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
         }
         let threads = plan.threads.len();
         let barrier = Arc::new(Barrier::new(threads));
+        let arrived = Arc::new(AtomicUsize::new(0));
         let progress: Arc<Vec<AtomicUsize>> = Arc::new((0..threads).map(|_| AtomicUsize::new(0)).collect());
         let (tx, rx) = mpsc::channel::<ThreadCalls>();
         for (t, script) in plan.threads.iter().enumerate() {
             let script: Vec<Vec<u8>> = script.iter().map(|c| c.to_vec()).collect();
-            let (barrier, progress, tx) = (barrier.clone(), progress.clone(), tx.clone());
+            let (barrier, progress, tx, arrived) = (barrier.clone(), progress.clone(), tx.clone(), arrived.clone());
             let mut rng = Rng::new(plan.seed ^ ((run as u64) << 8 | t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let spawned = std::thread::Builder::new().name(format!("thread {}", t + 1)).stack_size(THREAD_STACK).spawn(
                 move || {
@@ -330,7 +406,17 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
                     // No offset in a third of the runs: the calls collide
                     // head on; otherwise up to a few calls' worth of spins.
                     let offset = if run % 3 == 0 { 0 } else { rng.below(4000) };
+                    // A barrier wakes its waiters one by one, tens of
+                    // microseconds apart: longer than a whole script. So
+                    // each thread then spins until every thread is running
+                    // (for at most a millisecond), and they start within a
+                    // few hundred nanoseconds of each other.
                     barrier.wait();
+                    arrived.fetch_add(1, Ordering::AcqRel);
+                    let spin_until = Instant::now() + Duration::from_millis(1);
+                    while arrived.load(Ordering::Acquire) < threads && Instant::now() < spin_until {
+                        std::hint::spin_loop();
+                    }
                     for _ in 0..offset {
                         std::hint::spin_loop();
                     }
@@ -421,6 +507,10 @@ mod tests {
         assert_eq!((w.runs, w.seed, w.budget, w.setup.len()), (7, u64::MAX - 3, Duration::from_millis(900), 1));
         assert_eq!(w.threads.iter().map(|t| t.len()).collect::<Vec<_>>(), vec![2, 1]);
         assert!(decode(&refs[..refs.len() - 1]).is_none(), "a script cut short");
+        assert_eq!(Plan::from_calls(&plan.encode()), Some(plan.clone()));
+        let steps = plan.steps(&[]);
+        assert!(is_plan_steps(&steps));
+        assert_eq!((steps[1].expect.clone(), steps[2].expect.clone()), (Value::Unit, Value::Any));
         assert!(!is_plan(&refs[1..]));
     }
 

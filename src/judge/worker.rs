@@ -176,11 +176,20 @@ fn run_shared(args: &WorkerArgs<'_>, entry: &Entry, cases: &[Vec<&[u8]>], proto:
         let runner = std::thread::Builder::new().name("reference".into()).stack_size(args.stack_bytes).spawn_scoped(
             scope,
             || {
+                // A case's frames go out in one write: the harness wakes
+                // once per case, not once per call (a concurrent gate's
+                // checker replays thousands of short orders this way).
+                let mut out = Vec::new();
                 for calls in cases {
                     let started = Instant::now();
-                    run_calls(entry, calls, &mut |tag, body| send(proto, tag, body));
-                    send(proto, frame::OUTPUT, &0u64.to_le_bytes());
-                    send(proto, frame::EXIT, &CaseExit { kind: b'x', value: 0, elapsed: started.elapsed() }.encode());
+                    out.clear();
+                    run_calls(entry, calls, &mut |tag, body| out.extend(frame(tag, body)));
+                    out.extend(frame(frame::OUTPUT, &0u64.to_le_bytes()));
+                    out.extend(frame(
+                        frame::EXIT,
+                        &CaseExit { kind: b'x', value: 0, elapsed: started.elapsed() }.encode(),
+                    ));
+                    let _ = proto.write_all(&out);
                 }
                 send(proto, frame::DONE, &[]);
             },
