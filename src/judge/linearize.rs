@@ -26,6 +26,10 @@ use harness_contract::Value;
 /// One completed call of a history.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
+    /// Which call this is, as the reference sees it: calls with equal ids
+    /// are the same operation with the same arguments (so the same result
+    /// after the same calls), whichever thread or run made them.
+    pub id: usize,
     pub thread: usize,
     /// What was called (the operation and its arguments, displayed).
     pub call: String,
@@ -36,8 +40,9 @@ pub struct Op {
     pub returned: u64,
 }
 
-/// The reference's results for orders of a history's calls, as a trie
-/// keyed by call index.
+/// The reference's results for sequences of calls, as a trie keyed by call
+/// id: one trie serves every run of a case, since a sequence's results
+/// depend only on its calls.
 #[derive(Clone, Debug, Default)]
 pub struct Replays {
     /// Per node: (call, the reference's result for it there) → child.
@@ -49,11 +54,11 @@ impl Replays {
         Replays { children: vec![HashMap::new()] }
     }
 
-    /// Records a replay: `results[i]` is the reference's result for call
-    /// `order[i]` after `order[..i]`.
-    pub fn insert(&mut self, order: &[usize], results: &[Value]) {
+    /// Records a replay: `results[i]` is the reference's result for the
+    /// call with id `ids[i]` after those of `ids[..i]`.
+    pub fn insert(&mut self, ids: &[usize], results: &[Value]) {
         let mut node = 0;
-        for (&op, result) in order.iter().zip(results) {
+        for (&op, result) in ids.iter().zip(results) {
             node = match self.children[node].get(&op) {
                 Some((_, child)) => *child,
                 None => {
@@ -66,8 +71,8 @@ impl Replays {
         }
     }
 
-    fn child(&self, node: usize, op: usize) -> Option<&(Value, usize)> {
-        self.children[node].get(&op)
+    fn child(&self, node: usize, id: usize) -> Option<&(Value, usize)> {
+        self.children[node].get(&id)
     }
 
     /// Orders replayed so far (trie nodes, the root aside).
@@ -112,6 +117,19 @@ struct Search<'a> {
     steps: usize,
     budget: usize,
     deepest: Option<Violation>,
+    /// (calls ordered, trie node) already explored without success: the
+    /// node fixes the state, so the same calls left give the same answer.
+    failed: std::collections::HashSet<(Vec<u64>, usize)>,
+    /// Branches met whose results no replay gave yet.
+    unknown: usize,
+}
+
+fn bits(done: &[bool]) -> Vec<u64> {
+    let mut b = vec![0u64; done.len().div_ceil(64)];
+    for (i, _) in done.iter().enumerate().filter(|(_, d)| **d) {
+        b[i / 64] |= 1 << (i % 64);
+    }
+    b
 }
 
 /// The calls that may come next: not yet ordered, and invoked before every
@@ -155,11 +173,17 @@ impl Search<'_> {
         if self.steps > self.budget {
             return Step::OutOfBudget;
         }
+        let key = (bits(&self.done), node);
+        if self.failed.contains(&key) {
+            return Step::Exhausted;
+        }
+        let unknown_before = self.unknown;
         let next = candidates(self.ops, &self.done);
         let mut tried = Vec::with_capacity(next.len());
         for &c in &next {
-            match self.replays.child(node, c) {
+            match self.replays.child(node, self.ops[c].id) {
                 None => {
+                    self.unknown += 1;
                     tried.push((c, None));
                     if self.needs.len() < self.max_needs {
                         let mut prefix = self.path.clone();
@@ -189,6 +213,10 @@ impl Search<'_> {
         if deeper {
             self.deepest = Some(Violation { prefix: self.path.clone(), next: tried });
         }
+        // Only a subtree without unknown branches failed for good.
+        if self.unknown == unknown_before {
+            self.failed.insert(key);
+        }
         Step::Exhausted
     }
 }
@@ -209,11 +237,13 @@ pub fn check(ops: &[Op], replays: &Replays, budget: usize, max_needs: usize) -> 
         steps: 0,
         budget,
         deepest: None,
+        failed: Default::default(),
+        unknown: 0,
     };
     match search.dfs(0) {
         Step::Found => Status::Linearizable(search.path),
         Step::OutOfBudget => Status::GaveUp,
-        Step::Exhausted if !search.needs.is_empty() => Status::Needs(search.needs),
+        Step::Exhausted if search.unknown > 0 => Status::Needs(search.needs),
         Step::Exhausted => Status::Violation(search.deepest.expect("an exhausted search went somewhere")),
     }
 }
@@ -258,7 +288,15 @@ mod tests {
     }
 
     fn op(thread: usize, call: &str, result: i128, invoked: u64, returned: u64) -> Op {
-        Op { thread, call: call.into(), result: Value::Int(result), invoked, returned }
+        // Every call its own id: increments are not interchangeable here
+        // (their ids stand for distinct calls in these tests).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Op { id, thread, call: call.into(), result: Value::Int(result), invoked, returned }
+    }
+
+    fn ids(ops: &[Op], order: &[usize]) -> Vec<usize> {
+        order.iter().map(|&i| ops[i].id).collect()
     }
 
     /// Searches until an answer, replaying what the search asks for.
@@ -268,7 +306,7 @@ mod tests {
             match check(ops, &replays, 100_000, 4) {
                 Status::Needs(orders) => {
                     for o in orders {
-                        replays.insert(&o, &replay(ops, &o));
+                        replays.insert(&ids(ops, &o), &replay(ops, &o));
                     }
                 }
                 other => return (other, round),
@@ -348,7 +386,7 @@ mod tests {
         let ops: Vec<Op> = (0..20).map(|k| op(k, "inc", 99, 0, 100)).collect();
         let mut replays = Replays::new();
         let o = greedy(&ops, &[]);
-        replays.insert(&o, &replay(&ops, &o));
+        replays.insert(&ids(&ops, &o), &replay(&ops, &o));
         assert_eq!(check(&ops, &replays, 0, 1), Status::GaveUp);
         // With room, it asks for one more branch at a time.
         assert_eq!(check(&ops, &replays, 100, 1), Status::Needs(vec![greedy(&ops, &[1])]));

@@ -37,7 +37,9 @@ const SEARCH_BUDGET: usize = 200_000;
 /// New orders one search may ask for per round.
 const NEEDS_PER_ROUND: usize = 8;
 /// Rounds of reference replays at most.
-const MAX_ROUNDS: usize = 64;
+const MAX_ROUNDS: usize = 200;
+/// Orders asked for per round, at most.
+const BATCH: usize = 400;
 
 /// What judging a batch of concurrent cases cost, for the notes.
 #[derive(Clone, Debug, Default)]
@@ -54,6 +56,9 @@ pub struct Stats {
     /// Time in the checker itself, and in the reference's replays.
     pub checking: Duration,
     pub replaying: Duration,
+    /// Runs made, and the wall clock of the candidate's worker.
+    pub runs: usize,
+    pub running: Duration,
 }
 
 /// One run's calls on one key, ready for the checker.
@@ -63,7 +68,6 @@ struct Search {
     key: Option<String>,
     ops: Vec<Op>,
     calls: Vec<Call>,
-    replays: Replays,
     done: bool,
 }
 
@@ -93,14 +97,19 @@ pub fn run_cases(
         .ok_or_else(|| anyhow::anyhow!("a concurrent case that is not a plan"))?;
     let calls: Vec<Vec<Call>> = plans.iter().map(Plan::encode).collect();
     let refs: Vec<&[Call]> = calls.iter().map(Vec::as_slice).collect();
+    let running = Instant::now();
     let run = sandbox::run_cancellable(target, &refs, Some(cancel))?;
+    stats.running = running.elapsed();
     if cancel.load(Ordering::Relaxed) {
         return Ok((vec![None; cases.len()], stats));
     }
     let mut results: Vec<Option<CaseResult>> = vec![None; cases.len()];
     let mut searches = Vec::new();
+    // One trie of reference results per case, shared by its runs and keys
+    // (a call's id is the same in every run).
+    let mut tries: Vec<Replays> = (0..cases.len()).map(|_| Replays::new()).collect();
     for (i, (case, plan)) in cases.iter().zip(&plans).enumerate() {
-        match prepare(problem, case, plan, &run.case(i), target, i) {
+        match prepare(problem, case, plan, &run.case(i), target, i, &mut stats.runs) {
             Err(failure) => results[i] = Some(failure),
             Ok(s) => searches.extend(s),
         }
@@ -118,7 +127,12 @@ pub fn run_cases(
             if s.done || violations.contains_key(&s.case) {
                 continue;
             }
-            match linearize::check(&s.ops, &s.replays, SEARCH_BUDGET, NEEDS_PER_ROUND) {
+            // A full batch: the other searches wait for the next round,
+            // when the replays of this one may already answer them.
+            if needs.len() >= BATCH {
+                continue;
+            }
+            match linearize::check(&s.ops, &tries[s.case], SEARCH_BUDGET, NEEDS_PER_ROUND) {
                 Status::Linearizable(_) => s.done = true,
                 Status::GaveUp => {
                     s.done = true;
@@ -173,8 +187,10 @@ pub fn run_cases(
             values.push(reference_results(&replayed.case(j), seq)?);
         }
         for ((si, order), j) in needs.iter().zip(which) {
-            let setup = plans[searches[*si].case].setup.len();
-            searches[*si].replays.insert(order, &values[j][setup..]);
+            let s = &searches[*si];
+            let setup = plans[s.case].setup.len();
+            let ids: Vec<usize> = order.iter().map(|&k| s.ops[k].id).collect();
+            tries[s.case].insert(&ids, &values[j][setup..]);
         }
         stats.replays += needs.len();
         stats.replaying += started.elapsed();
@@ -251,6 +267,7 @@ fn prepare(
     run: &CaseRun,
     target: &Target,
     index: usize,
+    runs: &mut usize,
 ) -> std::result::Result<Vec<Search>, CaseResult> {
     let setup_steps: Vec<Step> = case.steps[1..=plan.setup.len()].to_vec();
     let fail = |verdict, message| Err(plain(verdict, message, run, setup_steps.clone()));
@@ -266,6 +283,7 @@ fn prepare(
     let Some(history) = history else {
         return fail(Verdict::Tampered, "the concurrent case's history came back malformed".into());
     };
+    *runs += history.runs;
     let call_of = |thread: Option<usize>, i: usize| -> Option<&Call> {
         match thread {
             None => plan.setup.get(i),
@@ -338,7 +356,9 @@ fn prepare(
         let call = call_of(r.thread, r.index).expect("checked above");
         let Outcome::Returned(result) = &r.outcome else { continue };
         let entry = by.entry((r.run, key_of(call))).or_default();
+        let id = plan.call_id(r.thread, r.index);
         entry.0.push(Op {
+            id,
             thread,
             call: call.to_string(),
             result: result.clone(),
@@ -349,15 +369,7 @@ fn prepare(
     }
     Ok(by
         .into_iter()
-        .map(|((run, key), (ops, calls))| Search {
-            case: index,
-            run,
-            key,
-            ops,
-            calls,
-            replays: Replays::new(),
-            done: false,
-        })
+        .map(|((run, key), (ops, calls))| Search { case: index, run, key, ops, calls, done: false })
         .collect())
 }
 

@@ -126,6 +126,19 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The id of a thread's call for the checker: equal for calls of equal
+    /// text (the same operation, the same arguments), whichever thread
+    /// makes them, so their replays are shared.
+    pub fn call_id(&self, thread: Option<usize>, index: usize) -> usize {
+        let call = match thread {
+            None => &self.setup[index],
+            Some(t) => &self.threads[t][index],
+        };
+        self.threads.iter().flatten().position(|c| c == call).unwrap_or(usize::MAX)
+    }
+}
+
 /// Whether a case's steps are a concurrent case.
 pub fn is_plan_steps(steps: &[Step]) -> bool {
     steps.first().is_some_and(|s| s.call.op == PLAN)
@@ -366,42 +379,23 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
     let deadline = started + plan.budget;
     let (call, free) = (entry.call, entry.free);
     let shared = entry.call_shared;
-    for run in 0..plan.runs {
-        // Half the budget spent: stop starting runs (fewer runs can miss a
-        // race, never invent one).
-        if run > 0 && started.elapsed() * 2 > plan.budget {
-            break;
-        }
-        // SAFETY: `harness_open` takes nothing and returns a session.
-        let session = unsafe { (entry.open)() } as usize;
-        let mut failed = false;
-        for (index, req) in plan.setup.iter().enumerate() {
-            let invoked = started.elapsed().as_nanos() as u64;
-            // SAFETY: the library's own entry points, a live session.
-            let outcome = unsafe { call_once(call, free, session, req) };
-            let returned = started.elapsed().as_nanos() as u64;
-            failed = !matches!(outcome, Outcome::Returned(_));
-            history.records.push(Record { run, thread: None, index, invoked, returned, outcome });
-            if failed {
-                break;
-            }
-        }
-        if failed {
-            // SAFETY: the session is closed once; nothing else uses it.
-            unsafe { (entry.close)(session as *mut std::ffi::c_void) };
-            break;
-        }
-        let threads = plan.threads.len();
-        let barrier = Arc::new(Barrier::new(threads));
-        let arrived = Arc::new(AtomicUsize::new(0));
-        let progress: Arc<Vec<AtomicUsize>> = Arc::new((0..threads).map(|_| AtomicUsize::new(0)).collect());
-        let (tx, rx) = mpsc::channel::<ThreadCalls>();
-        for (t, script) in plan.threads.iter().enumerate() {
-            let script: Vec<Vec<u8>> = script.iter().map(|c| c.to_vec()).collect();
-            let (barrier, progress, tx, arrived) = (barrier.clone(), progress.clone(), tx.clone(), arrived.clone());
-            let mut rng = Rng::new(plan.seed ^ ((run as u64) << 8 | t as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let spawned = std::thread::Builder::new().name(format!("thread {}", t + 1)).stack_size(THREAD_STACK).spawn(
-                move || {
+    // The threads live for the whole case (a thread start costs more than
+    // a run's calls); each run, the main thread hands each of them the
+    // fresh session, and they start behind a barrier.
+    let threads = plan.threads.len();
+    let barrier = Arc::new(Barrier::new(threads));
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let progress: Arc<Vec<AtomicUsize>> = Arc::new((0..threads).map(|_| AtomicUsize::new(0)).collect());
+    let (tx, rx) = mpsc::channel::<ThreadCalls>();
+    let mut starts = Vec::with_capacity(threads);
+    for (t, script) in plan.threads.iter().enumerate() {
+        let script: Vec<Vec<u8>> = script.iter().map(|c| c.to_vec()).collect();
+        let (barrier, progress, tx, arrived) = (barrier.clone(), progress.clone(), tx.clone(), arrived.clone());
+        let (start_tx, start_rx) = mpsc::channel::<(usize, usize)>();
+        let mut rng = Rng::new(plan.seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let spawned =
+            std::thread::Builder::new().name(format!("thread {}", t + 1)).stack_size(THREAD_STACK).spawn(move || {
+                while let Ok((run, session)) = start_rx.recv() {
                     let mut records = Vec::with_capacity(script.len());
                     // No offset in a third of the runs: the calls collide
                     // head on; otherwise up to a few calls' worth of spins.
@@ -440,17 +434,51 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
                         }
                     }
                     progress[t].store(FINISHED, Ordering::Release);
-                    let _ = tx.send((t, records));
-                },
-            );
-            if spawned.is_err() {
-                // No thread, no run: what ran so far is the history.
-                history.stuck = None;
-                finish(&history);
-                return false;
+                    if tx.send((t, records)).is_err() {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            // No thread, no run: nothing ran, which judges nothing.
+            finish(&history);
+            return true;
+        }
+        starts.push(start_tx);
+    }
+    drop(tx);
+    for run in 0..plan.runs {
+        // Half the budget spent: stop starting runs (fewer runs can miss a
+        // race, never invent one).
+        if run > 0 && started.elapsed() * 2 > plan.budget {
+            break;
+        }
+        // SAFETY: `harness_open` takes nothing and returns a session.
+        let session = unsafe { (entry.open)() } as usize;
+        let mut failed = false;
+        for (index, req) in plan.setup.iter().enumerate() {
+            let invoked = started.elapsed().as_nanos() as u64;
+            // SAFETY: the library's own entry points, a live session.
+            let outcome = unsafe { call_once(call, free, session, req) };
+            let returned = started.elapsed().as_nanos() as u64;
+            failed = !matches!(outcome, Outcome::Returned(_));
+            history.records.push(Record { run, thread: None, index, invoked, returned, outcome });
+            if failed {
+                break;
             }
         }
-        drop(tx);
+        if failed {
+            // SAFETY: the session is closed once; nothing else uses it.
+            unsafe { (entry.close)(session as *mut std::ffi::c_void) };
+            break;
+        }
+        arrived.store(0, Ordering::Release);
+        for p in progress.iter() {
+            p.store(0, Ordering::Release);
+        }
+        for s in &starts {
+            let _ = s.send((run, session));
+        }
         let mut got = 0;
         while got < threads {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -482,6 +510,7 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
             break;
         }
     }
+    drop(starts);
     finish(&history);
     true
 }

@@ -1067,4 +1067,51 @@ take() -> err(empty)
         let e = load(&GOOD.replace("format_version = 1", "format_version = 1\npath_length = 2")).unwrap_err();
         assert!(e.message.contains("graph"), "{e}");
     }
+    /// GOOD with a third, concurrent gate building on gate 1.
+    fn concurrent(gate: &str, case: &str) -> String {
+        let text = GOOD.replace(
+            "take = { gate = 2, returns = \"result<i64>\" }",
+            "take = { gate = 2, returns = \"result<i64>\" }\nbump = { gate = 3, args = \"n: i64\", returns = \"i64\" }",
+        );
+        format!(
+            "{text}\n[[gate]]\ntitle = \"Shared\"\nbuilds_on = [1]\n{gate}\nminutes = 5\nstatement = \"x\"\n\
+             [[gate.case]]\nname = \"races\"\nrun = 'add(1) -> 1'\n{case}\n"
+        )
+    }
+
+    #[test]
+    fn a_concurrent_gate_loads_with_its_threads() {
+        let p = load(&concurrent(
+            "concurrent = true\nthreads = 2\nindependent = \"n\"",
+            "threads = [\"\"\"\nbump(1)\nbump(2)\n\"\"\", 'bump(3)']",
+        ))
+        .unwrap();
+        let g = &p.gates[2];
+        assert_eq!(g.concurrency, Some(Concurrency { threads: 2, repeat: 200, independent: Some("n".into()) }));
+        assert_eq!(g.cases[0].threads.len(), 2);
+        assert_eq!(g.cases[0].threads[0].len(), 2);
+        assert!(p.signature.ops["bump"].shared && !p.signature.ops["add"].shared);
+        assert!(p.signature.schema().canonical_text().contains("shared bump(n: i64) -> i64"));
+    }
+
+    #[test]
+    fn concurrent_gate_mistakes_are_positioned() {
+        let e = load(&concurrent("threads = 2", "")).unwrap_err();
+        assert!(e.message.contains("`threads` is for a concurrent gate"), "{e}");
+        assert!(e.line > 30, "{e}");
+        let e = load(&concurrent("concurrent = true\nthreads = 9", "")).unwrap_err();
+        assert!(e.message.contains("threads = 9: use 2 to 4"), "{e}");
+        let e = load(&concurrent("concurrent = true\nrepeat = 0", "")).unwrap_err();
+        assert!(e.message.contains("repeat = 0"), "{e}");
+        let e = load(&concurrent("concurrent = true\nindependent = \"key\"", "")).unwrap_err();
+        assert!(e.message.contains("`bump` has no parameter `key`"), "{e}");
+        let e = load(&concurrent("", "threads = ['bump(1)', 'bump(2)']")).unwrap_err();
+        assert!(e.message.contains("not (`concurrent = true`)"), "{e}");
+        let e = load(&concurrent("concurrent = true", "threads = ['bump(1)']")).unwrap_err();
+        assert!(e.message.contains("1 threads: use 2 to 4"), "{e}");
+        let e = load(&concurrent("concurrent = true", "threads = ['bump(1) -> 1', 'bump(2)']")).unwrap_err();
+        assert!(e.message.contains("no expected results"), "{e}");
+        let e = load(&concurrent("concurrent = true", "threads = ['add(1)', 'bump(2)']")).unwrap_err();
+        assert!(e.message.contains("only gate 3's shared operations, not `add`"), "{e}");
+    }
 }

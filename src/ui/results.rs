@@ -126,7 +126,9 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
                 kind_label(case),
                 p.c("1", r.verdict.name())
             );
-            let _ = writeln!(out, "      {}", r.message);
+            // A message of several lines (a concurrent case's timeline)
+            // keeps its indentation under the case.
+            let _ = writeln!(out, "      {}", r.message.replace('\n', "\n        "));
             match (r.shrunk_from, &case.kind) {
                 (Some(n), _) => {
                     let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
