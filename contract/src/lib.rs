@@ -319,8 +319,7 @@ macro_rules! export {
                         out,
                         contract::dispatch::<$ty>,
                         $oracle,
-                        harness_shared(),
-                        contract::SHARED_OPS,
+                        $crate::runtime::Shared { dispatch: harness_shared(), ops: contract::SHARED_OPS },
                     )
                 }
             }

@@ -110,7 +110,7 @@ pub fn run_cases(
     let mut tries: Vec<Replays> = (0..cases.len()).map(|_| Replays::new()).collect();
     for (i, (case, plan)) in cases.iter().zip(&plans).enumerate() {
         match prepare(problem, case, plan, &run.case(i), target, i, &mut stats.runs) {
-            Err(failure) => results[i] = Some(failure),
+            Err(failure) => results[i] = Some(*failure),
             Ok(s) => searches.extend(s),
         }
     }
@@ -244,13 +244,15 @@ fn reference_results(one: &CaseRun, calls: &[Call]) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// A case that failed before its history could be checked; `steps` are
+/// its setup, shown as it ran (what went wrong is in the message).
 fn plain(verdict: Verdict, message: String, run: &CaseRun, steps: Vec<Step>) -> CaseResult {
     CaseResult {
         verdict,
         message,
         failed_at: None,
+        actual: steps.iter().map(|s| s.expect.clone()).collect(),
         steps,
-        actual: Vec::new(),
         output: run.output.clone(),
         output_dropped: run.output_dropped,
         shrunk_from: None,
@@ -268,9 +270,9 @@ fn prepare(
     target: &Target,
     index: usize,
     runs: &mut usize,
-) -> std::result::Result<Vec<Search>, CaseResult> {
+) -> std::result::Result<Vec<Search>, Box<CaseResult>> {
     let setup_steps: Vec<Step> = case.steps[1..=plan.setup.len()].to_vec();
-    let fail = |verdict, message| Err(plain(verdict, message, run, setup_steps.clone()));
+    let fail = |verdict, message| Err(Box::new(plain(verdict, message, run, setup_steps.clone())));
     if run.end != End::Completed {
         let during = format!("while {} threads ran", plan.threads.len());
         let (verdict, message) = suite::end_verdict(&run.end, &run.output, target, &during);
@@ -350,7 +352,9 @@ fn prepare(
         let at = params.iter().position(|(n, _)| n == param)?;
         call.args.get(at).map(|v| v.to_string())
     };
-    let mut by: BTreeMap<(usize, Option<String>), (Vec<Op>, Vec<Call>)> = BTreeMap::new();
+    // By run and key: the calls and what they returned.
+    type Part = (Vec<Op>, Vec<Call>);
+    let mut by: BTreeMap<(usize, Option<String>), Part> = BTreeMap::new();
     for r in history.records.iter().filter(|r| r.thread.is_some()) {
         let thread = r.thread.expect("filtered");
         let call = call_of(r.thread, r.index).expect("checked above");

@@ -9,8 +9,8 @@
 //! and the time budget. Each run opens a fresh session, makes the setup
 //! calls through `harness_call`, then starts the threads behind a barrier;
 //! each waits a random number of spins (none in a third of the runs, so
-//! that calls collide head on), yields now and then between calls, and
-//! calls `harness_call_shared`. After the last run (or the first in which
+//! that calls collide head on), in a quarter of the runs yields now and
+//! then between calls, and calls `harness_call_shared`. After the last run (or the first in which
 //! a call did not return, or when half the budget is spent) the whole
 //! history goes out as one outcome frame. A run whose threads are not done
 //! when the budget ends is a deadlock or a livelock: the history so far is
@@ -403,19 +403,24 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
                     // A barrier wakes its waiters one by one, tens of
                     // microseconds apart: longer than a whole script. So
                     // each thread then spins until every thread is running
-                    // (for at most a millisecond), and they start within a
+                    // (for at most 300 µs), and they start within a
                     // few hundred nanoseconds of each other.
                     barrier.wait();
                     arrived.fetch_add(1, Ordering::AcqRel);
-                    let spin_until = Instant::now() + Duration::from_millis(1);
+                    let spin_until = Instant::now() + Duration::from_micros(300);
                     while arrived.load(Ordering::Acquire) < threads && Instant::now() < spin_until {
                         std::hint::spin_loop();
                     }
                     for _ in 0..offset {
                         std::hint::spin_loop();
                     }
+                    // Yields only in a quarter of the runs, and rarely: on a
+                    // busy machine a yield hands the core to another
+                    // process for a whole time slice, which costs more
+                    // than a hundred runs and separates the threads.
+                    let yields = run % 4 == 3;
                     for (index, req) in script.iter().enumerate() {
-                        if rng.below(8) == 0 {
+                        if yields && rng.below(16) == 0 {
                             std::thread::yield_now();
                         }
                         progress[t].store(index + 1, Ordering::Release);

@@ -133,7 +133,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, color: bool) -> String 
                 (Some(n), _) => {
                     let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
                 }
-                (None, CaseKind::Generated { .. }) => {
+                (None, CaseKind::Generated { .. }) if !crate::judge::threads::is_plan_steps(&case.steps) => {
                     let _ = writeln!(
                         out,
                         "      (not shrunk, {} operations: only the first {SHRUNK_PER_GATE} per gate are; \
