@@ -195,6 +195,12 @@ fn check_mutant(m: &Mutant, eval: &Evaluation) -> Finding {
     }
 }
 
+/// Checks a concurrent gate's mutant gets before it counts as surviving:
+/// each check catches one of this project's race mutants about half the
+/// time on a loaded two-core machine (`tests/race_stress.rs`), so eight
+/// miss together well under one time in a hundred.
+const CONCURRENT_CHECKS: usize = 8;
+
 /// Audits one problem.
 pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     let cancel = AtomicBool::new(false);
@@ -233,7 +239,20 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let cost =
             judge.problem.gates[m.gate - 1].scale.iter().any(|c| m.caught_by.as_deref() == Some(c.name.as_str()));
         judge.measure_cost.store(cost, std::sync::atomic::Ordering::Relaxed);
-        findings.push(check_mutant(m, &run(&dir, m.gate)?));
+        let mut finding = check_mutant(m, &run(&dir, m.gate)?);
+        // A race shows in some checks only (a miss is acceptable, a false
+        // failure never is): a concurrent gate's mutant gets a few more
+        // checks before it counts as surviving.
+        let concurrent = judge.problem.gates[m.gate - 1].concurrency.is_some();
+        let mut checks = 1;
+        while concurrent && !finding.ok && checks < CONCURRENT_CHECKS {
+            checks += 1;
+            finding = check_mutant(m, &run(&dir, m.gate)?);
+        }
+        if concurrent && finding.ok && checks > 1 {
+            finding.detail = format!("{} (in check {checks} of at most {CONCURRENT_CHECKS})", finding.detail);
+        }
+        findings.push(finding);
     }
     Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })
 }

@@ -465,3 +465,35 @@ fn timeline(plan: &Plan, s: &Search, v: &Violation, window: &[usize]) -> String 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(id: usize, thread: usize, call: &str, result: bool, invoked: u64, returned: u64) -> Op {
+        Op { id, thread, call: call.into(), result: Value::Bool(result), invoked, returned }
+    }
+
+    #[test]
+    fn the_timeline_draws_the_window_and_says_what_was_needed() {
+        let plan = Plan { runs: 200, seed: 0, budget: Duration::ZERO, setup: Vec::new(), threads: Vec::new() };
+        let ops = vec![
+            op(0, 0, "shared_allow(\"a\", 0)", true, 0, 1_000),
+            op(1, 0, "shared_allow(\"a\", 300)", true, 10_000, 14_000),
+            op(1, 2, "shared_allow(\"a\", 300)", true, 11_000, 16_000),
+        ];
+        let search = Search { case: 0, run: 36, key: Some("\"a\"".into()), ops, calls: Vec::new(), done: true };
+        let v = Violation { prefix: vec![0, 1], next: vec![(2, Some(Value::Bool(false)))] };
+        let window = linearize::window(&search.ops, &v);
+        assert_eq!(window, vec![1, 2], "the settled call before the window is left out");
+        let text = timeline(&plan, &search, &v, &window);
+        assert!(text.starts_with("run 37 of 200 on key \"a\": no order"), "{text}");
+        let bars: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("thread")).collect();
+        assert_eq!(bars.len(), 3, "{text}");
+        assert!(bars[0].contains("thread 1  [") && bars[0].ends_with("shared_allow(\"a\", 300) -> true"), "{text}");
+        // Thread 3's bar starts later and ends at the window's end.
+        assert!(bars[1].find('[').unwrap() > bars[0].find('[').unwrap(), "{text}");
+        assert!(text.contains("before the window, 1 call(s)"), "{text}");
+        assert!(text.contains("thread 3: shared_allow(\"a\", 300) -> false   (it returned true)"), "{text}");
+    }
+}
