@@ -62,15 +62,104 @@ pub mod wal;
 /// with the trait fails to compile here, not at judge time.
 #[macro_export]
 macro_rules! contract {
+    // A problem without a concurrent gate: no shared operations. The
+    // export still has `harness_call_shared`, which knows no operation.
+    (@shared) => {
+        /// Operations called on one shared instance from several threads.
+        pub const SHARED_OPS: &[&str] = &[];
+
+        /// What `harness_call_shared` needs of the exported type: here
+        /// nothing beyond being shareable, since there is no shared trait.
+        pub trait HarnessSharedOps: Send + Sync {}
+        impl<T: Send + Sync> HarnessSharedOps for T {}
+
+        /// Runs one shared operation: this problem has none.
+        pub fn dispatch_shared<T: HarnessSharedOps>(
+            _instance: &::std::option::Option<T>,
+            op: &str,
+            _args: ::std::vec::Vec<$crate::Value>,
+        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
+            ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(::std::string::String::from(op)))
+        }
+
+        #[allow(dead_code)]
+        fn shared_schema() -> ::std::vec::Vec<$crate::OpSig> {
+            ::std::vec::Vec::new()
+        }
+    };
+    // A problem with a concurrent gate: its operations take `&self` in a
+    // second trait, whose supertraits make the type `Send + Sync`.
+    (@shared $STrait:ident; $( fn $op:ident($($p:ident : $t:ty),* $(,)?) -> $ret:ty; )*) => {
+        /// Operations called on one shared instance from several threads.
+        pub const SHARED_OPS: &[&str] = &[$(stringify!($op)),*];
+
+        /// What `harness_call_shared` needs of the exported type: the
+        /// shared trait (which makes it `Send + Sync`).
+        pub trait HarnessSharedOps: $STrait {}
+        impl<T: $STrait> HarnessSharedOps for T {}
+
+        /// Runs one shared operation on a shared `instance`.
+        pub fn dispatch_shared<T: HarnessSharedOps>(
+            instance: &::std::option::Option<T>,
+            op: &str,
+            args: ::std::vec::Vec<$crate::Value>,
+        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
+            #[allow(unused_mut)]
+            let mut args = $crate::runtime::Args::new(args);
+            match op {
+                $(
+                    stringify!($op) => {
+                        let this = instance
+                            .as_ref()
+                            .ok_or($crate::runtime::CallError::NoInstance)?;
+                        $(let $p: $t = args.next(stringify!($p))?;)*
+                        args.finish()?;
+                        let result: $ret = <T as $STrait>::$op(this, $($p),*);
+                        ::std::result::Result::Ok($crate::Wire::into_value(result))
+                    }
+                )*
+                other => ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(
+                    ::std::string::String::from(other),
+                )),
+            }
+        }
+
+        #[allow(dead_code)]
+        fn shared_schema() -> ::std::vec::Vec<$crate::OpSig> {
+            ::std::vec![$(
+                $crate::OpSig {
+                    name: ::std::string::String::from(stringify!($op)),
+                    params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
+                    ret: <$ret as $crate::Wire>::type_name(),
+                    shared: true,
+                }
+            ),*]
+        }
+    };
     (
         problem = $problem:literal;
         trait = $Trait:ident;
         errors = $Err:ty;
         new($($cp:ident : $ct:ty),* $(,)?);
         $( fn $op:ident($($p:ident : $t:ty),* $(,)?) -> $ret:ty; )*
+        $(
+            shared trait = $STrait:ident;
+            $( fn $sop:ident($($sp:ident : $st:ty),* $(,)?) -> $sret:ty; )*
+        )?
     ) => {
+        $crate::contract!(@shared $( $STrait; $( fn $sop($($sp : $st),*) -> $sret; )* )?);
+
         /// The operations of this problem as the harness sees them.
         pub fn schema() -> $crate::Schema {
+            let mut ops = ::std::vec![$(
+                $crate::OpSig {
+                    name: ::std::string::String::from(stringify!($op)),
+                    params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
+                    ret: <$ret as $crate::Wire>::type_name(),
+                    shared: false,
+                }
+            ),*];
+            ops.extend(shared_schema());
             $crate::Schema {
                 problem: ::std::string::String::from($problem),
                 errors: <$Err as $crate::ErrorKind>::ALL
@@ -78,13 +167,7 @@ macro_rules! contract {
                     .map(|k| ::std::string::String::from(*k))
                     .collect(),
                 ctor: ::std::vec![$($crate::Param::new(stringify!($cp), <$ct as $crate::Wire>::type_name())),*],
-                ops: ::std::vec![$(
-                    $crate::OpSig {
-                        name: ::std::string::String::from(stringify!($op)),
-                        params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
-                        ret: <$ret as $crate::Wire>::type_name(),
-                    }
-                ),*],
+                ops,
             }
         }
 
@@ -197,6 +280,8 @@ macro_rules! export {
         pub type HarnessSolution = $ty;
 
         const _: () = {
+            use $module as harness_module;
+
             #[unsafe(no_mangle)]
             pub extern "C" fn harness_handshake() -> $crate::Handshake {
                 { use $module as contract; $crate::runtime::handshake(&contract::schema()) }
@@ -227,8 +312,57 @@ macro_rules! export {
             ) {
                 use $module as contract;
                 unsafe {
-                    $crate::runtime::call::<$ty>(session, req, len, out, contract::dispatch::<$ty>, $oracle)
+                    $crate::runtime::call::<$ty>(
+                        session,
+                        req,
+                        len,
+                        out,
+                        contract::dispatch::<$ty>,
+                        $oracle,
+                        $crate::runtime::Shared { dispatch: harness_shared(), ops: contract::SHARED_OPS },
+                    )
                 }
+            }
+
+            // The shared trait's dispatcher when the type implements it,
+            // `None` when it does not (yet): autoref specialization on the
+            // concrete type, so a solution compiles before its concurrent
+            // gate, and an implementation that is not `Send + Sync` gets
+            // the compiler's error at its `impl`.
+            struct HarnessSharedProbe<T>(::core::marker::PhantomData<T>);
+            trait HarnessViaShared<T> {
+                fn pick(&self) -> ::std::option::Option<$crate::runtime::SharedDispatchFn<T>>;
+            }
+            impl<T: harness_module::HarnessSharedOps> HarnessViaShared<T> for &HarnessSharedProbe<T> {
+                fn pick(&self) -> ::std::option::Option<$crate::runtime::SharedDispatchFn<T>> {
+                    ::std::option::Option::Some(harness_module::dispatch_shared::<T>)
+                }
+            }
+            trait HarnessViaNone<T> {
+                fn pick(&self) -> ::std::option::Option<$crate::runtime::SharedDispatchFn<T>>;
+            }
+            impl<T> HarnessViaNone<T> for HarnessSharedProbe<T> {
+                fn pick(&self) -> ::std::option::Option<$crate::runtime::SharedDispatchFn<T>> {
+                    ::std::option::Option::None
+                }
+            }
+            fn harness_shared() -> ::std::option::Option<$crate::runtime::SharedDispatchFn<$ty>> {
+                (&&HarnessSharedProbe::<$ty>(::core::marker::PhantomData)).pick()
+            }
+
+            /// One operation of a concurrent gate on the session's shared
+            /// instance; called from several threads at once.
+            ///
+            /// # Safety
+            /// As for `harness_call`, except that calls may overlap.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn harness_call_shared(
+                session: *mut ::core::ffi::c_void,
+                req: *const u8,
+                len: usize,
+                out: *mut $crate::RawBuf,
+            ) {
+                unsafe { $crate::runtime::call_shared::<$ty>(session, req, len, out, harness_shared()) }
             }
 
             /// # Safety

@@ -12,7 +12,9 @@
 //! Time is always an argument (`now_ms`), never read from a clock, so every
 //! boundary can be tested exactly. Methods of later gates have default
 //! bodies, so a solution compiles before it implements them; calling one is
-//! judged `not_implemented`.
+//! judged `not_implemented`. The concurrent gate's methods are in a second
+//! trait, [`SharedRateLimiter`], taking `&self`; until your type implements
+//! it they are judged `not_implemented` too.
 
 use crate::not_implemented;
 
@@ -65,6 +67,25 @@ pub trait RateLimiter {
     }
 }
 
+/// Gate 5: one limiter shared by many threads. Its methods take `&self` and
+/// are called on one instance from several threads at once, so the type
+/// must be `Send + Sync` (the compiler says so at your `impl` if it is not):
+/// a `Mutex` around what `&mut self` methods used to change, an `RwLock`,
+/// locks per shard of keys, or atomics. The instance is still created by
+/// [`RateLimiter::new`].
+#[allow(unused_variables)]
+pub trait SharedRateLimiter: Send + Sync {
+    /// Sliding-log decision (gate 2's rule) for one request of `key` at
+    /// `now_ms` on the shared limiter, which keeps state of its own.
+    fn shared_allow(&self, key: String, now_ms: u64) -> bool {
+        not_implemented("shared_allow")
+    }
+    /// How many `shared_allow` requests of `key` were allowed so far.
+    fn granted(&self, key: String) -> u64 {
+        not_implemented("granted")
+    }
+}
+
 crate::contract! {
     problem = "rate_limiter";
     trait = RateLimiter;
@@ -75,4 +96,7 @@ crate::contract! {
     fn counter_allow(key: String, now_ms: u64) -> bool;
     fn bucket_allow(key: String, cost: u32, now_ms: u64) -> bool;
     fn retry_after(key: String, cost: u32, now_ms: u64) -> Option<u64>;
+    shared trait = SharedRateLimiter;
+    fn shared_allow(key: String, now_ms: u64) -> bool;
+    fn granted(key: String) -> u64;
 }

@@ -22,6 +22,9 @@ pub struct OpSig {
     pub name: String,
     pub params: Vec<Param>,
     pub ret: String,
+    /// Called on one shared instance from several threads (`&self`, in the
+    /// problem's shared trait): a concurrent gate's operation.
+    pub shared: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,12 +47,22 @@ impl Schema {
     /// errors conflict, finished
     /// new()
     /// get(key: str) -> option<i64>
+    /// shared try_get(key: str) -> option<i64>
     /// ```
+    /// A shared operation (a concurrent gate's) is marked `shared`, so a
+    /// solution whose trait takes `&mut self` where the problem says `&self`
+    /// is refused; problems without one hash as before.
     pub fn canonical_text(&self) -> String {
         let mut errors = self.errors.clone();
         errors.sort();
-        let mut ops: Vec<String> =
-            self.ops.iter().map(|op| format!("{}({}) -> {}", op.name, params_text(&op.params), op.ret)).collect();
+        let mut ops: Vec<String> = self
+            .ops
+            .iter()
+            .map(|op| {
+                let shared = if op.shared { "shared " } else { "" };
+                format!("{shared}{}({}) -> {}", op.name, params_text(&op.params), op.ret)
+            })
+            .collect();
         ops.sort();
         let mut text =
             format!("problem {}\nerrors {}\nnew({})\n", self.problem, errors.join(", "), params_text(&self.ctor));
@@ -82,7 +95,7 @@ mod tests {
 
     #[test]
     fn canonical_text_ignores_declaration_order() {
-        let op = |n: &str| OpSig { name: n.into(), params: vec![], ret: "unit".into() };
+        let op = |n: &str| OpSig { name: n.into(), params: vec![], ret: "unit".into(), shared: false };
         let a = Schema {
             problem: "p".into(),
             errors: vec!["b".into(), "a".into()],

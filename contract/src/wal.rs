@@ -634,8 +634,16 @@ fn call<T, R: Wire>(instance: &mut Option<T>, kind: Call, f: impl FnOnce(&mut T)
     Ok(result.into_value())
 }
 
+// No concurrent gate: the shared entry point knows no operation.
+crate::contract!(@shared);
+
 fn sig(name: &str, params: &[(&str, &str)], ret: String) -> OpSig {
-    OpSig { name: name.to_string(), params: params.iter().map(|(n, t)| Param::new(n, t.to_string())).collect(), ret }
+    OpSig {
+        name: name.to_string(),
+        params: params.iter().map(|(n, t)| Param::new(n, t.to_string())).collect(),
+        ret,
+        shared: false,
+    }
 }
 
 /// The operations of this problem as the harness sees them: the store's own

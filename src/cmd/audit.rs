@@ -411,6 +411,12 @@ fn audit_variants(
     Ok(findings)
 }
 
+/// Checks a concurrent gate's mutant gets before it counts as surviving:
+/// each check catches one of this project's race mutants about half the
+/// time on a loaded two-core machine (`tests/race_stress.rs`), so eight
+/// miss together well under one time in a hundred.
+const CONCURRENT_CHECKS: usize = 8;
+
 /// Audits one problem.
 pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
     let cancel = AtomicBool::new(false);
@@ -454,8 +460,24 @@ pub fn audit(config: &Config, problem: Problem) -> Result<ProblemAudit> {
         let cost =
             judge.problem.gates[m.gate - 1].scale.iter().any(|c| m.caught_by.as_deref() == Some(c.name.as_str()));
         judge.measure_cost.store(cost, std::sync::atomic::Ordering::Relaxed);
-        let eval = run(&dir, &mutant_gates(&judge.problem, m))?;
-        findings.push(if graph { check_mutant_paths(&judge.problem, m, &eval) } else { check_mutant(m, &eval) });
+        let gates = mutant_gates(&judge.problem, m);
+        let judged = |eval: &Evaluation| {
+            if graph { check_mutant_paths(&judge.problem, m, eval) } else { check_mutant(m, eval) }
+        };
+        let mut finding = judged(&run(&dir, &gates)?);
+        // A race shows in some checks only (a miss is acceptable, a false
+        // failure never is): a concurrent gate's mutant gets a few more
+        // checks before it counts as surviving.
+        let concurrent = judge.problem.gates[m.gate - 1].concurrency.is_some();
+        let mut checks = 1;
+        while concurrent && !finding.ok && checks < CONCURRENT_CHECKS {
+            checks += 1;
+            finding = judged(&run(&dir, &gates)?);
+        }
+        if concurrent && finding.ok && checks > 1 {
+            finding.detail = format!("{} (in check {checks} of at most {CONCURRENT_CHECKS})", finding.detail);
+        }
+        findings.push(finding);
     }
     findings.extend(audit_variants(config, &judge, &run)?);
     Ok(ProblemAudit { problem: judge.problem.id.clone(), findings })

@@ -144,8 +144,11 @@ impl Judge {
         if gates.is_empty() {
             gates.push(1);
         }
-        let needs_reference =
-            problem.has_generated_cases(&gates) || gates.iter().any(|&g| !problem.gates[g - 1].scale.is_empty());
+        let needs_reference = problem.has_generated_cases(&gates)
+            || gates.iter().any(|&g| {
+                let g = &problem.gates[g - 1];
+                !g.scale.is_empty() || g.concurrency.is_some()
+            });
         let reference = if needs_reference { Some(build_reference(config, &problem)?) } else { None };
         let cases = suite::build_suite(&problem, &gates, reference.as_ref().map(|r| &r.1), seed)?;
         Ok(Judge {
@@ -255,7 +258,7 @@ impl Judge {
         // cases need no probe of their own first; only when not one case
         // ran does a probe say why (another contract, a library that does
         // not load).
-        let results = suite::run_cases(&target, cases, cancel, progress)?;
+        let results = self.run_cases(&target, cases, cancel, progress)?;
         if !cancel.load(std::sync::atomic::Ordering::Relaxed)
             && results.iter().all(Option::is_none)
             && let Err(why) = suite::probe(&target, &self.problem)?
@@ -285,6 +288,33 @@ impl Judge {
         let shrinkable = self.reference.is_some() && self.shrink && eval.gates.iter().any(|g| !g.failures.is_empty());
         let unshrunk = shrinkable.then(|| Unshrunk { _lib: lib, target, path, results, eval: eval.clone(), started });
         Ok((eval, unshrunk))
+    }
+
+    /// Runs the cases: a concurrent gate's through `race` (one worker for
+    /// them, checked against the reference), every other case through
+    /// `suite`; the results in the cases' order.
+    fn run_cases(
+        &self,
+        target: &Target,
+        cases: &[Case],
+        cancel: &AtomicBool,
+        progress: Progress<'_>,
+    ) -> Result<Vec<Option<CaseResult>>> {
+        let (racing, sequential): (Vec<usize>, Vec<usize>) =
+            (0..cases.len()).partition(|&i| crate::judge::threads::is_plan_steps(&cases[i].steps));
+        let reference = self.reference.as_ref().map(|r| &r.1);
+        let (Some(reference), false) = (reference, racing.is_empty()) else {
+            return suite::run_cases(target, cases, cancel, progress);
+        };
+        let plain: Vec<Case> = sequential.iter().map(|&i| cases[i].clone()).collect();
+        let plain_results = suite::run_cases(target, &plain, cancel, progress)?;
+        let racing_cases: Vec<&Case> = racing.iter().map(|&i| &cases[i]).collect();
+        let (race_results, _) = crate::judge::race::run_cases(target, reference, &self.problem, &racing_cases, cancel)?;
+        let mut results = vec![None; cases.len()];
+        for (i, r) in sequential.into_iter().zip(plain_results).chain(racing.into_iter().zip(race_results)) {
+            results[i] = r;
+        }
+        Ok(results)
     }
 
     /// Shrinks the first failing generated cases of an evaluation; a set

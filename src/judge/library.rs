@@ -27,6 +27,9 @@ pub struct Entry {
     pub free: FreeFn,
     /// The heap counters `export!` installs.
     pub heap: HeapFn,
+    /// A concurrent gate's calls on the shared instance (`None` in a
+    /// library built before the contract had it).
+    pub call_shared: Option<CallFn>,
 }
 
 /// A loaded library; the entry points are valid while it lives.
@@ -95,6 +98,8 @@ pub fn load(path: &Path, schema_hash: u64) -> Result<Loaded, LoadFailure> {
         close: symbol!(b"harness_close\0", CloseFn),
         free,
         heap: symbol!(b"harness_heap\0", HeapFn),
+        // SAFETY: as for the symbols above; optional, so no error if absent.
+        call_shared: unsafe { lib.get::<CallFn>(b"harness_call_shared\0") }.ok().map(|s| *s),
     };
     Ok(Loaded { entry, _lib: lib })
 }

@@ -198,7 +198,7 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
             return send(proto, frame::LOAD_ERROR, b"the library is built for another contract");
         }
     };
-    let library::Entry { open, call, close, free, heap } = loaded.entry;
+    let library::Entry { open, call, close, free, heap, .. } = loaded.entry;
     send(proto, frame::HELLO, &[]);
     let Ok((setup, batches)) = decode_request(request) else {
         return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");

@@ -14,6 +14,7 @@ use harness_contract::Value;
 use harness_contract::wire::Outcome;
 
 use crate::judge::sandbox::{self, CaseRun, End, Target};
+use crate::judge::threads;
 use crate::judge::verdict::Verdict;
 use crate::problem::generate;
 use crate::problem::model::Problem;
@@ -72,9 +73,39 @@ pub fn collect_cases(problem: &Problem, gates: &[usize], seed: Option<u64>) -> (
     let mut generated = Vec::new();
     for gate in gates.iter().filter_map(|&g| problem.gates.get(g.wrapping_sub(1))) {
         for c in &gate.cases {
-            fixed.push(Case { gate: gate.number, name: c.name.clone(), kind: CaseKind::Fixed, steps: c.steps.clone() });
+            // A concurrent case: its threads' results are judged for
+            // linearizability (`judge::race`), so it needs no expectations.
+            let steps = match (&gate.concurrency, c.threads.is_empty()) {
+                (Some(conc), false) => {
+                    let setup = c.steps.iter().map(|s| s.call.clone()).collect();
+                    let expect: Vec<Value> = c.steps.iter().map(|s| s.expect.clone()).collect();
+                    let plan = threads::Plan {
+                        runs: conc.repeat,
+                        seed: 0,
+                        budget: Duration::ZERO,
+                        setup,
+                        threads: c.threads.clone(),
+                    };
+                    plan.steps(&expect)
+                }
+                _ => c.steps.clone(),
+            };
+            fixed.push(Case { gate: gate.number, name: c.name.clone(), kind: CaseKind::Fixed, steps });
         }
-        if let Some(spec) = &gate.generate {
+        if let (Some(spec), Some(conc)) = (&gate.generate, &gate.concurrency) {
+            let base = seed.unwrap_or(spec.seed);
+            for i in 0..spec.cases {
+                let s = generate::case_seed(base, gate.number, i);
+                let plan = threads::generated(problem, spec, conc.threads, conc.repeat, s);
+                let name = format!("generated #{} (seed {s:#018x}, {} threads)", i + 1, conc.threads);
+                fixed.push(Case {
+                    gate: gate.number,
+                    name,
+                    kind: CaseKind::Generated { seed: s },
+                    steps: plan.steps(&[]),
+                });
+            }
+        } else if let Some(spec) = &gate.generate {
             let base = seed.unwrap_or(spec.seed);
             for i in 0..spec.cases {
                 let s = generate::case_seed(base, gate.number, i);
@@ -335,6 +366,28 @@ fn timeout_text(steps: &[Step], failed_at: Option<usize>, limit_ms: u128) -> Str
         )
     } else {
         format!("{head} (an endless loop?)")
+    }
+}
+
+/// The verdict of a case whose process did not complete it, and why;
+/// `during` says where (`during \`op(…)\``).
+pub fn end_verdict(end: &End, output: &str, target: &Target, during: &str) -> (Verdict, String) {
+    match end {
+        End::Completed => (Verdict::Pass, String::new()),
+        End::Timeout => (
+            Verdict::Timeout,
+            format!("no result within {} ms {during} (an endless loop?)", target.limits.case_timeout.as_millis()),
+        ),
+        End::Signal(sig) => classify_signal(*sig, output, target, during, None),
+        End::Exited(code) => (
+            Verdict::Exited,
+            format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
+        ),
+        End::Mismatch { .. } | End::LoadError(_) => (Verdict::Crash, end_text(end)),
+        End::Tampered(why) => {
+            (Verdict::Tampered, format!("the solution wrote into the harness's result channel {during} ({why})"))
+        }
+        End::TooLarge(why) => (Verdict::MemoryLimit, format!("{why} {during}")),
     }
 }
 
@@ -600,6 +653,7 @@ pub fn shrink_failures(
     for (i, (case, r)) in cases.iter().zip(results.iter()).enumerate() {
         if let (CaseKind::Generated { .. }, Some(r)) = (&case.kind, r)
             && !r.passed()
+            && !threads::is_plan_steps(&case.steps)
             && r.verdict.shrinkable()
         {
             let n = per_gate.entry(case.gate).or_default();

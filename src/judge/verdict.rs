@@ -30,6 +30,9 @@ pub enum Verdict {
     UnboundedMemory,
     /// The solution did not build (a build-level verdict).
     CompileError,
+    /// A concurrent case: no order of the calls, consistent with when they
+    /// ran, explains the results the threads saw.
+    NotLinearizable,
 }
 
 impl Verdict {
@@ -50,6 +53,7 @@ impl Verdict {
             Verdict::TooSlow => "too_slow",
             Verdict::UnboundedMemory => "unbounded_memory",
             Verdict::CompileError => "compile_error",
+            Verdict::NotLinearizable => "not_linearizable",
         }
     }
 
@@ -64,6 +68,7 @@ impl Verdict {
                 | Verdict::CompileError
                 | Verdict::TooSlow
                 | Verdict::UnboundedMemory
+                | Verdict::NotLinearizable
         )
     }
 }

@@ -198,13 +198,21 @@ fn run_shared(args: &WorkerArgs<'_>, entry: &Entry, cases: &[Vec<&[u8]>], proto:
         let runner = std::thread::Builder::new().name("reference".into()).stack_size(args.stack_bytes).spawn_scoped(
             scope,
             || {
+                // A case's frames go out in one write: the harness wakes
+                // once per case, not once per call (a concurrent gate's
+                // checker replays thousands of short orders this way).
+                let mut out = Vec::new();
                 for calls in cases {
                     let started = Instant::now();
-                    run_calls(entry, calls, &mut |tag, body| send(proto, tag, body));
-                    send(proto, frame::OUTPUT, &0u64.to_le_bytes());
-                    let end =
-                        CaseExit { kind: b'x', value: 0, elapsed: started.elapsed(), refused: Default::default() };
-                    send(proto, frame::EXIT, &end.encode());
+                    out.clear();
+                    run_calls(entry, calls, &mut |tag, body| out.extend(frame(tag, body)));
+                    out.extend(frame(frame::OUTPUT, &0u64.to_le_bytes()));
+                    out.extend(frame(
+                        frame::EXIT,
+                        &CaseExit { kind: b'x', value: 0, elapsed: started.elapsed(), refused: Default::default() }
+                            .encode(),
+                    ));
+                    let _ = proto.write_all(&out);
                 }
                 send(proto, frame::DONE, &[]);
             },
@@ -483,6 +491,15 @@ fn run_in_child(entry: &Entry, calls: &[&[u8]], proto: BorrowedFd<'_>, pending: 
 }
 
 fn run_calls(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Send)) {
+    // A concurrent gate's case: threads on one shared instance (it opens
+    // and closes its own sessions). If one of its runs never finished,
+    // candidate threads still hold the instance: end the process now.
+    if crate::judge::threads::is_plan(calls) {
+        if !crate::judge::threads::run(entry, calls, emit) {
+            confine::exit_now(0);
+        }
+        return;
+    }
     // SAFETY: `harness_open` takes nothing and returns an opaque session.
     let session = unsafe { (entry.open)() };
     for req in calls {

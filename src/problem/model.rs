@@ -14,7 +14,7 @@ use toml::Spanned;
 use crate::base::diag::Located;
 use crate::problem::domain::{Domain, GenSpec, domain_for};
 use crate::problem::scale::{RawScale, ScaleCheck, ScaleError};
-use crate::problem::script::{self, Step};
+use crate::problem::script::{self, Call, Step};
 use crate::problem::signature::{OpDef, Signature};
 use crate::problem::signature::{may_use, parse_params};
 use crate::problem::ty::Ty;
@@ -109,6 +109,22 @@ struct RawGate {
     generate: Option<Spanned<RawGen>>,
     #[serde(default, rename = "scale")]
     scale: Vec<RawScale>,
+    /// Its operations are called on one shared instance from several
+    /// threads at once (`&self`), and judged for linearizability.
+    #[serde(default)]
+    concurrent: Option<Spanned<bool>>,
+    /// A concurrent gate's threads per generated case (2 to 4; default 3).
+    #[serde(default)]
+    threads: Option<Spanned<usize>>,
+    /// How often a concurrent case runs, each time on a fresh instance
+    /// with other start offsets (default 200).
+    #[serde(default)]
+    repeat: Option<Spanned<usize>>,
+    /// A parameter of every operation of a concurrent gate whose values
+    /// name independent parts of the state (`"key"`): the history is
+    /// checked one value at a time.
+    #[serde(default)]
+    independent: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +132,10 @@ struct RawGate {
 struct RawCase {
     name: Spanned<String>,
     run: Spanned<String>,
+    /// A concurrent case: one script per thread, without results (the run
+    /// script is the setup, called before the threads start).
+    #[serde(default)]
+    threads: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize)]
@@ -169,7 +189,26 @@ pub struct Followup {
 pub struct FixedCase {
     pub name: String,
     pub steps: Vec<Step>,
+    /// A concurrent case's thread scripts (empty for a sequential case,
+    /// whose `steps` are all there is; here `steps` is the setup).
+    pub threads: Vec<Vec<Call>>,
 }
+
+/// How a concurrent gate's cases run (see `judge::race`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Concurrency {
+    /// Threads of a generated case.
+    pub threads: usize,
+    /// Runs of each case, each on a fresh instance.
+    pub repeat: usize,
+    /// The parameter whose values partition the state, if any.
+    pub independent: Option<String>,
+}
+
+/// Threads of a concurrent case, at least and at most.
+pub const THREADS: std::ops::RangeInclusive<usize> = 2..=4;
+/// Runs of a concurrent case, at most.
+pub const MAX_REPEAT: usize = 5000;
 
 #[derive(Clone, Debug)]
 pub struct Gate {
@@ -188,6 +227,8 @@ pub struct Gate {
     pub generate: Option<GenSpec>,
     /// Cost claims checked at growing sizes (`[[gate.scale]]`).
     pub scale: Vec<ScaleCheck>,
+    /// A concurrent gate's settings; `None` for a sequential gate.
+    pub concurrency: Option<Concurrency>,
 }
 
 /// A wrong solution that the hidden tests must catch at `gate`.
@@ -568,7 +609,8 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             None => Vec::new(),
         };
         let ret = op.returns.get_ref().parse::<Ty>().map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
-        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, stack_kib: op.stack_kib });
+        let shared = raw.gates[op.gate - 1].get_ref().concurrent.as_ref().is_some_and(|c| *c.get_ref());
+        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, stack_kib: op.stack_kib, shared });
     }
     let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
 
@@ -584,6 +626,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         let number = index + 1;
         let gate_span = raw_gate.span();
         let g = raw_gate.get_ref();
+        let concurrency = concurrency(g, number, &signature, &at)?;
         let mut cases = Vec::new();
         for case in &g.cases {
             let steps = script::parse(case.run.get_ref(), &signature).map_err(|e| {
@@ -609,7 +652,13 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                     format!("gate {number} has two cases named `{}`", case.name.get_ref()),
                 ));
             }
-            cases.push(FixedCase { name: case.name.get_ref().clone(), steps });
+            let threads = match &case.threads {
+                None => Vec::new(),
+                Some(list) => {
+                    thread_scripts(list, case.name.get_ref(), number, concurrency.is_some(), &signature, file, text)?
+                }
+            };
+            cases.push(FixedCase { name: case.name.get_ref().clone(), steps, threads });
         }
         let generate = match &g.generate {
             None => None,
@@ -647,6 +696,15 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                     let def = signature.ops.get(op).ok_or_else(|| {
                         at(w.span(), format!("weights: unknown operation `{op}` (known: {})", signature.op_names()))
                     })?;
+                    if concurrency.is_some() && !def.shared {
+                        return Err(at(
+                            w.span(),
+                            format!(
+                                "weights: gate {number} is concurrent, so its generated threads call only shared \
+                                 operations (a concurrent gate's own); `{op}` takes `&mut self`"
+                            ),
+                        ));
+                    }
                     if !may_use(&requires[index], number, def.gate) {
                         return Err(at(
                             w.span(),
@@ -717,6 +775,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             cases,
             generate,
             scale,
+            concurrency,
         });
     }
 
@@ -808,6 +867,115 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         path_length,
         first_ninety,
     })
+}
+
+/// A gate's concurrency settings, checked: `threads`, `repeat` and
+/// `independent` only with `concurrent = true`, within their bounds, and
+/// `independent` a parameter of every operation the gate introduces.
+fn concurrency(
+    g: &RawGate,
+    number: usize,
+    signature: &Signature,
+    at: &dyn Fn(Range<usize>, String) -> Located,
+) -> std::result::Result<Option<Concurrency>, Located> {
+    let on = g.concurrent.as_ref().is_some_and(|c| *c.get_ref());
+    if !on {
+        let stray = [
+            g.threads.as_ref().map(|t| ("threads", t.span())),
+            g.repeat.as_ref().map(|r| ("repeat", r.span())),
+            g.independent.as_ref().map(|i| ("independent", i.span())),
+        ];
+        if let Some((name, span)) = stray.into_iter().flatten().next() {
+            return Err(at(span, format!("gate {number}: `{name}` is for a concurrent gate: add `concurrent = true`")));
+        }
+        return Ok(None);
+    }
+    let threads = g.threads.as_ref().map_or(3, |t| *t.get_ref());
+    if let Some(t) = &g.threads
+        && !THREADS.contains(&threads)
+    {
+        return Err(at(
+            t.span(),
+            format!("gate {number}: threads = {threads}: use {} to {}", THREADS.start(), THREADS.end()),
+        ));
+    }
+    let repeat = g.repeat.as_ref().map_or(200, |r| *r.get_ref());
+    if let Some(r) = &g.repeat
+        && (repeat == 0 || repeat > MAX_REPEAT)
+    {
+        return Err(at(r.span(), format!("gate {number}: repeat = {repeat}: use 1 to {MAX_REPEAT}")));
+    }
+    let own: Vec<(&String, &OpDef)> = signature.ops.iter().filter(|(_, d)| d.gate == number).collect();
+    if own.is_empty() {
+        let span = g.concurrent.as_ref().map_or(0..0, |c| c.span());
+        return Err(at(
+            span,
+            format!("gate {number} is concurrent but introduces no operation: its threads call the ones it adds"),
+        ));
+    }
+    let independent = match &g.independent {
+        None => None,
+        Some(param) => {
+            let name = param.get_ref();
+            if let Some((op, _)) = own.iter().find(|(_, d)| !d.params.iter().any(|(p, _)| p == name)) {
+                return Err(at(
+                    param.span(),
+                    format!(
+                        "gate {number}: independent = \"{name}\", but `{op}` has no parameter `{name}`: every \
+                         operation of the gate must name the part of the state it touches"
+                    ),
+                ));
+            }
+            Some(name.clone())
+        }
+    };
+    Ok(Some(Concurrency { threads, repeat, independent }))
+}
+
+/// A concurrent case's thread scripts: 2 to 4, each calling only shared
+/// operations, without results (which order the calls took is what the
+/// judge finds out).
+fn thread_scripts(
+    list: &Spanned<Vec<Spanned<String>>>,
+    case: &str,
+    number: usize,
+    concurrent: bool,
+    signature: &Signature,
+    file: &Path,
+    text: &str,
+) -> std::result::Result<Vec<Vec<Call>>, Located> {
+    let at = |span: Range<usize>, msg: String| Located::at(file, text, span.start, msg);
+    if !concurrent {
+        return Err(at(
+            list.span(),
+            format!(
+                "case `{case}`: `threads` is for a concurrent gate, and gate {number} is not (`concurrent = true`)"
+            ),
+        ));
+    }
+    let scripts = list.get_ref();
+    if !THREADS.contains(&scripts.len()) {
+        return Err(at(
+            list.span(),
+            format!("case `{case}`: {} threads: use {} to {}", scripts.len(), THREADS.start(), THREADS.end()),
+        ));
+    }
+    let mut threads = Vec::new();
+    for script in scripts {
+        let calls = script::parse_calls(script.get_ref(), signature)
+            .map_err(|e| Located::at(file, text, script_offset(text, script.span(), e.line, e.column), e.message))?;
+        for call in &calls {
+            let shared = signature.ops.get(&call.op).is_some_and(|d| d.shared && d.gate == number);
+            if !shared {
+                return Err(at(
+                    script.span(),
+                    format!("case `{case}`: a thread calls only gate {number}'s shared operations, not `{}`", call.op),
+                ));
+            }
+        }
+        threads.push(calls);
+    }
+    Ok(threads)
 }
 
 /// What a gate of a linear problem builds on: the gate above it.
@@ -1126,5 +1294,53 @@ to = "self.n -= n"
         }
         std::fs::write(dir.join("reference/src/lib.rs"), "self.n += n").unwrap();
         assert!(Problem::load(root.path(), "counter").is_ok());
+    }
+
+    /// GOOD with a third, concurrent gate building on gate 1.
+    fn concurrent(gate: &str, case: &str) -> String {
+        let text = GOOD.replace(
+            "take = { gate = 2, returns = \"result<i64>\" }",
+            "take = { gate = 2, returns = \"result<i64>\" }\nbump = { gate = 3, args = \"n: i64\", returns = \"i64\" }",
+        );
+        format!(
+            "{text}\n[[gate]]\ntitle = \"Shared\"\nbuilds_on = [1]\n{gate}\nminutes = 5\nstatement = \"x\"\n\
+             [[gate.case]]\nname = \"races\"\nrun = 'add(1) -> 1'\n{case}\n"
+        )
+    }
+
+    #[test]
+    fn a_concurrent_gate_loads_with_its_threads() {
+        let p = load(&concurrent(
+            "concurrent = true\nthreads = 2\nindependent = \"n\"",
+            "threads = [\"\"\"\nbump(1)\nbump(2)\n\"\"\", 'bump(3)']",
+        ))
+        .unwrap();
+        let g = &p.gates[2];
+        assert_eq!(g.concurrency, Some(Concurrency { threads: 2, repeat: 200, independent: Some("n".into()) }));
+        assert_eq!(g.cases[0].threads.len(), 2);
+        assert_eq!(g.cases[0].threads[0].len(), 2);
+        assert!(p.signature.ops["bump"].shared && !p.signature.ops["add"].shared);
+        assert!(p.signature.schema().canonical_text().contains("shared bump(n: i64) -> i64"));
+    }
+
+    #[test]
+    fn concurrent_gate_mistakes_are_positioned() {
+        let e = load(&concurrent("threads = 2", "")).unwrap_err();
+        assert!(e.message.contains("`threads` is for a concurrent gate"), "{e}");
+        assert!(e.line > 30, "{e}");
+        let e = load(&concurrent("concurrent = true\nthreads = 9", "")).unwrap_err();
+        assert!(e.message.contains("threads = 9: use 2 to 4"), "{e}");
+        let e = load(&concurrent("concurrent = true\nrepeat = 0", "")).unwrap_err();
+        assert!(e.message.contains("repeat = 0"), "{e}");
+        let e = load(&concurrent("concurrent = true\nindependent = \"key\"", "")).unwrap_err();
+        assert!(e.message.contains("`bump` has no parameter `key`"), "{e}");
+        let e = load(&concurrent("", "threads = ['bump(1)', 'bump(2)']")).unwrap_err();
+        assert!(e.message.contains("not (`concurrent = true`)"), "{e}");
+        let e = load(&concurrent("concurrent = true", "threads = ['bump(1)']")).unwrap_err();
+        assert!(e.message.contains("1 threads: use 2 to 4"), "{e}");
+        let e = load(&concurrent("concurrent = true", "threads = ['bump(1) -> 1', 'bump(2)']")).unwrap_err();
+        assert!(e.message.contains("no expected results"), "{e}");
+        let e = load(&concurrent("concurrent = true", "threads = ['add(1)', 'bump(2)']")).unwrap_err();
+        assert!(e.message.contains("only gate 3's shared operations, not `add`"), "{e}");
     }
 }

@@ -81,7 +81,36 @@ pub fn parse(text: &str, sig: &Signature) -> Result<Vec<Step>, ScriptError> {
     Ok(steps)
 }
 
+/// Calls without results, one per line (a concurrent case's thread: which
+/// result each call should have depends on the order the calls took,
+/// which the judge finds out). No constructor; `#` comments as in cases.
+pub fn parse_calls(text: &str, sig: &Signature) -> Result<Vec<Call>, ScriptError> {
+    let mut calls = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        let body = line.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - body.len();
+        let err = |column: usize, message: String| ScriptError { line: n, column: indent + column, message };
+        let step = parse_line_with(body, sig, false).map_err(|(col, msg)| err(col, msg))?;
+        if step.call.op == "new" {
+            return Err(err(0, "`new` belongs in the case's setup (`run`), not in a thread".into()));
+        }
+        calls.push(step.call);
+    }
+    if calls.is_empty() {
+        return Err(ScriptError { line: 0, column: 0, message: "a thread without calls".into() });
+    }
+    Ok(calls)
+}
+
 fn parse_line(line: &str, sig: &Signature) -> Result<Step, (usize, String)> {
+    parse_line_with(line, sig, true)
+}
+
+fn parse_line_with(line: &str, sig: &Signature, results: bool) -> Result<Step, (usize, String)> {
     let at = |rest: &str| line.len() - rest.len();
     let name_end = line.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(line.len());
     let op = &line[..name_end];
@@ -119,6 +148,17 @@ fn parse_line(line: &str, sig: &Signature) -> Result<Step, (usize, String)> {
         return Err((0, format!("`{op}` takes ({}), given {} argument(s)", names.join(", "), args.len())));
     }
     rest = rest.trim_start();
+    if !results {
+        if !rest.is_empty() && !rest.starts_with('#') {
+            return Err((
+                at(rest),
+                "a thread's calls have no expected results: the judge checks that some order of the calls \
+                 explains what they returned"
+                    .into(),
+            ));
+        }
+        return Ok(Step { call: Call { op: op.to_string(), args }, expect: Value::Any });
+    }
     let expect = if rest.is_empty() {
         ret.check(Value::Unit, &sig.errors, true)
             .map_err(|_| (line.len(), format!("`{op}` returns {ret}: write `-> <expected result>`")))?
@@ -163,6 +203,16 @@ mod tests {
             text,
             ["new() -> ()", "put(\"a\", 1) -> 1", "get(\"a\") -> 1", "commit(3) -> err(conflict)", "abort(1) -> ()"]
         );
+    }
+
+    #[test]
+    fn a_thread_is_calls_without_results() {
+        let calls = parse_calls("put(\"a\", 1)\n  # c\nget(\"a\")\n", &sig()).unwrap();
+        assert_eq!(calls.iter().map(|c| c.to_string()).collect::<Vec<_>>(), ["put(\"a\", 1)", "get(\"a\")"]);
+        let e = parse_calls("put(\"a\", 1)\nget(\"a\") -> 1", &sig()).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 9));
+        assert!(e.message.contains("no expected results"), "{}", e.message);
+        assert!(parse_calls("# nothing\n", &sig()).is_err());
     }
 
     #[test]

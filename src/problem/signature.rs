@@ -23,6 +23,8 @@ pub struct OpDef {
     /// The contract runs this op on a thread with a stack of this many KiB
     /// (`stack_kib` in problem.toml): a crash during it is a stack overflow.
     pub stack_kib: Option<u32>,
+    /// A concurrent gate's operation: `&self`, in the problem's shared trait.
+    pub shared: bool,
 }
 
 /// The typed operations of a problem: what scripts, generators and
@@ -71,7 +73,12 @@ impl Signature {
             ops: self
                 .ops
                 .iter()
-                .map(|(name, d)| OpSig { name: name.clone(), params: params(&d.params), ret: d.ret.to_string() })
+                .map(|(name, d)| OpSig {
+                    name: name.clone(),
+                    params: params(&d.params),
+                    ret: d.ret.to_string(),
+                    shared: d.shared,
+                })
                 .collect(),
         }
     }
@@ -86,7 +93,13 @@ impl Signature {
                 .map(|(n, a, r)| {
                     (
                         n.to_string(),
-                        OpDef { gate: 1, params: parse_params(a).unwrap(), ret: r.parse().unwrap(), stack_kib: None },
+                        OpDef {
+                            gate: 1,
+                            params: parse_params(a).unwrap(),
+                            ret: r.parse().unwrap(),
+                            stack_kib: None,
+                            shared: false,
+                        },
                     )
                 })
                 .collect(),

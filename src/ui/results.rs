@@ -131,12 +131,14 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, path: &[usize], color: 
                 kind_label(case),
                 p.c("1", r.verdict.name())
             );
-            let _ = writeln!(out, "      {}", r.message);
+            // A message of several lines (a concurrent case's timeline)
+            // keeps its indentation under the case.
+            let _ = writeln!(out, "      {}", r.message.replace('\n', "\n        "));
             match (r.shrunk_from, &case.kind) {
                 (Some(n), _) => {
                     let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
                 }
-                (None, CaseKind::Generated { .. }) => {
+                (None, CaseKind::Generated { .. }) if !crate::judge::threads::is_plan_steps(&case.steps) => {
                     let _ = writeln!(
                         out,
                         "      (not shrunk, {} operations: only the first {SHRUNK_PER_GATE} per gate are; \

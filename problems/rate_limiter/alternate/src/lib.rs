@@ -11,8 +11,10 @@
 //! refilled by one multiplication, never by a loop.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Mutex;
 
-use harness_contract::rate_limiter::RateLimiter;
+use harness_contract::rate_limiter::{RateLimiter, SharedRateLimiter};
 
 /// A FIFO of times over a circular `Vec`: slot `(head + k) % slots.len()`
 /// holds the k-th oldest.
@@ -113,11 +115,26 @@ fn advance(clock: &mut u64, now_ms: u64) -> u64 {
     *clock
 }
 
+/// Gate 5: one key on the shared limiter: its clock, its log of granted
+/// times and how many it granted.
+struct SharedKey {
+    clock: u64,
+    log: Ring,
+    granted: u64,
+}
+
+/// Shards of the shared limiter: keys are independent, so each shard
+/// (keys by hash) has a lock of its own and calls on keys of different
+/// shards never wait for each other.
+const SHARDS: usize = 16;
+
 pub struct Limiter {
     limit: u64,
     window_ms: u64,
     index: HashMap<String, usize>,
     keys: Vec<KeyState>,
+    hasher: RandomState,
+    shards: Vec<Mutex<HashMap<String, SharedKey>>>,
 }
 
 impl Limiter {
@@ -157,7 +174,14 @@ impl Limiter {
 
 impl RateLimiter for Limiter {
     fn new(limit: u32, window_ms: u64) -> Self {
-        Limiter { limit: u64::from(limit), window_ms, index: HashMap::new(), keys: Vec::new() }
+        Limiter {
+            limit: u64::from(limit),
+            window_ms,
+            index: HashMap::new(),
+            keys: Vec::new(),
+            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+        }
     }
 
     fn fixed_allow(&mut self, key: String, now_ms: u64) -> bool {
@@ -239,6 +263,37 @@ impl RateLimiter for Limiter {
         // the bucket's cap is no obstacle since `cost <= limit`.
         let missing = (cost * self.window_ms).saturating_sub(units);
         Some(missing.div_ceil(self.limit))
+    }
+}
+
+impl Limiter {
+    /// The shard holding `key`, locked. A panic never happens while a
+    /// shard is held, so a poisoned lock is taken as it is.
+    fn shard(&self, key: &str) -> std::sync::MutexGuard<'_, HashMap<String, SharedKey>> {
+        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
+        self.shards[i].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl SharedRateLimiter for Limiter {
+    fn shared_allow(&self, key: String, now_ms: u64) -> bool {
+        let (limit, window_ms) = (self.limit, self.window_ms);
+        let mut shard = self.shard(&key);
+        let state = shard.entry(key).or_insert_with(|| SharedKey { clock: 0, log: Ring::new(), granted: 0 });
+        let t = advance(&mut state.clock, now_ms);
+        while state.log.front().is_some_and(|s| t - s >= window_ms) {
+            state.log.pop_front();
+        }
+        if (state.log.len as u64) >= limit {
+            return false;
+        }
+        state.log.push_back(t);
+        state.granted += 1;
+        true
+    }
+
+    fn granted(&self, key: String) -> u64 {
+        self.shard(&key).get(&key).map_or(0, |state| state.granted)
     }
 }
 

@@ -11,8 +11,9 @@
 //! millisecond of refill is exactly `limit` units.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
 
-use harness_contract::rate_limiter::RateLimiter;
+use harness_contract::rate_limiter::{RateLimiter, SharedRateLimiter};
 
 /// Fixed window: the window the key is in and what it was allowed there.
 /// The clock only matters at window granularity, so the window index is it.
@@ -43,9 +44,21 @@ struct Bucket {
     units: u64,
 }
 
+/// Gate 5: one key's sliding log on the shared limiter, and how many of
+/// its requests were granted.
+struct SharedLog {
+    clock: u64,
+    recent: VecDeque<u64>,
+    granted: u64,
+}
+
 pub struct Limiter {
     limit: u32,
     window_ms: u64,
+    /// Gate 5: the shared limiter, every key behind one lock. Each call
+    /// holds it from its first look at the key to its last change, so
+    /// calls take effect one at a time, in the order they take the lock.
+    shared: Mutex<HashMap<String, SharedLog>>,
     fixed: HashMap<String, Fixed>,
     logs: HashMap<String, Log>,
     counters: HashMap<String, Counter>,
@@ -83,6 +96,7 @@ impl RateLimiter for Limiter {
         Limiter {
             limit,
             window_ms,
+            shared: Mutex::new(HashMap::new()),
             fixed: HashMap::new(),
             logs: HashMap::new(),
             counters: HashMap::new(),
@@ -171,6 +185,33 @@ impl RateLimiter for Limiter {
         let missing = need.saturating_sub(bucket.units);
         // Round up: after the floor the bucket is still short of `cost`.
         Some(missing.div_ceil(limit))
+    }
+}
+
+impl SharedRateLimiter for Limiter {
+    fn shared_allow(&self, key: String, now_ms: u64) -> bool {
+        let limit = self.limit as usize;
+        // A panic elsewhere cannot leave a log half-changed (nothing here
+        // panics while holding the lock), so a poisoned lock is still good.
+        let mut logs = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let log = logs.entry(key).or_insert_with(|| SharedLog { clock: 0, recent: VecDeque::new(), granted: 0 });
+        let t = advance(&mut log.clock, now_ms);
+        while log.recent.front().is_some_and(|&s| t - s >= self.window_ms) {
+            log.recent.pop_front();
+        }
+        // Check and record under the same guard: between them no other
+        // thread can see this key.
+        let admitted = log.recent.len() < limit;
+        if admitted {
+            log.recent.push_back(t);
+            log.granted += 1;
+        }
+        admitted
+    }
+
+    fn granted(&self, key: String) -> u64 {
+        let logs = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        logs.get(&key).map_or(0, |log| log.granted)
     }
 }
 
