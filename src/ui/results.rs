@@ -397,5 +397,10 @@ mod tests {
             "cost: memory after n jobs passed through and n rejected: memory holds at most capacity queued jobs, \
              as the statement asks"
         );
+        // The TUI's line under the gate says the same.
+        let g = gate(3, 3, vec![s], &[]);
+        let lines = crate::ui::scale_chart::gate_lines(&g, 200);
+        let text: String = lines[0].spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(text.contains(&cost_sentence(&g.scale[0])), "{text}");
     }
 }

@@ -25,7 +25,12 @@ pub fn gate_lines(gate: &GateResult, width: usize) -> Vec<Line<'static>> {
         } else {
             ("✗", Style::default().fg(Color::Red))
         };
-        let text = format!("    cost: {} — {}", s.name, s.says);
+        // Read as a sentence, as `check` prints it.
+        let text = if s.passed() {
+            format!("    {}", crate::ui::results::cost_sentence(s))
+        } else {
+            format!("    cost: {}: {}", s.name, s.says)
+        };
         let mut spans = vec![Span::raw(clip(&text, width.saturating_sub(20))), Span::styled(format!(" {mark}"), style)];
         if !s.passed() {
             spans.push(Span::styled(format!(" {}", s.verdict), style.add_modifier(Modifier::BOLD)));
