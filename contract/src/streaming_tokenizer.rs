@@ -355,4 +355,4 @@ pub mod driver {
     }
 }
 
-pub use driver::{dispatch, schema};
+pub use driver::{HarnessSharedOps, SHARED_OPS, dispatch, dispatch_shared, schema};
