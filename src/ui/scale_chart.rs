@@ -149,3 +149,18 @@ fn draw_chart(frame: &mut Frame, area: Rect, s: &ScaleResult) {
         );
     frame.render_widget(chart, area);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::judge::verdict::Verdict;
+    use crate::ui::results::cost_sentence;
+    use crate::ui::results::tests::{gate, scale};
+
+    #[test]
+    fn a_passing_cost_line_under_its_gate_reads_as_checks_sentence() {
+        let s = scale("memory after n jobs", "memory holds at most capacity queued jobs", Verdict::Pass);
+        let g = gate(3, 3, vec![s], &[]);
+        let text: String = super::gate_lines(&g, 200)[0].spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(text.contains(&cost_sentence(&g.scale[0])), "{text}");
+    }
+}
