@@ -196,8 +196,13 @@ fn main() {
     let trace_file = tempfile::NamedTempFile::new().unwrap();
     // BENCH_TRACE=<file> keeps the trace for a closer look.
     let trace_path = std::env::var("BENCH_TRACE").unwrap_or_else(|_| trace_file.path().to_str().unwrap().to_string());
-    let mut tui =
-        common::Pty::spawn_env(&project.root, &["start", "versioned_kv"], &[("HARNESS_TRACE", &trace_path)], 50, 160);
+    let mut tui = common::Pty::spawn_env(
+        &project.root,
+        &["start", "versioned_kv", "--path", "1,2,3,4"],
+        &[("HARNESS_TRACE", &trace_path)],
+        50,
+        160,
+    );
     tui.wait_for("edit 0999", Duration::from_secs(180));
     let idle = |tui: &common::Pty, marker: &str| {
         let s = tui.contents();
