@@ -20,8 +20,10 @@
 //! - check: `harness check versioned_kv --json`, end to end;
 //! - TUI: `harness start` in a real pseudo-terminal, from the moment the
 //!   edited file is renamed into place (as editors save) to the moment the
-//!   verdict is on screen, and (fix) to the moment the cost checks of the
-//!   passing gates are on screen too;
+//!   verdict is on screen, and (fix) to the moment it is settled: the cost
+//!   checks of the passing gates on screen too. Every fix saves new library
+//!   bytes (its marker changes), so no fix reuses a measured result; the
+//!   settle time per save (settled − verdict) is printed with its p90;
 //! - the phases of the TUI path, from the harness's own trace
 //!   (`HARNESS_TRACE`): watch → debounce → build → cases → draw;
 //! - the TUI's CPU use while idle.
@@ -217,6 +219,8 @@ fn main() {
     };
     wait(&tui, "edit 0999");
     let (mut tui_fix, mut tui_fix_cost, mut tui_break) = (Vec::new(), Vec::new(), Vec::new());
+    // Per fix: from the verdict on screen to every cost check on screen.
+    let mut settle = Vec::new();
     let mut phase_times: Vec<Vec<Duration>> = vec![Vec::new(); PHASES.len()];
     for (i, dir) in dirs().enumerate() {
         let marker = format!("edit {:04}", 1000 + i);
@@ -243,6 +247,7 @@ fn main() {
             Dir::Fix => {
                 tui_fix.push(verdict);
                 tui_fix_cost.push(settled);
+                settle.push(settled - verdict);
             }
             Dir::Break => tui_break.push(verdict),
         }
@@ -272,10 +277,16 @@ fn main() {
     println!("{:<44} {:>7} {:>7} {:>7} {:>9} {:>9}", "", "median", "p90", "× bare", "med−bare", "p90−bare");
     row("bare incremental cargo build (baseline)", &bare, &bare);
     row("TUI fix → verdict on screen", &tui_fix, &bare);
-    row("TUI fix → verdict and cost checks on screen", &tui_fix_cost, &bare);
+    row("TUI fix → settled (every cost check on screen)", &tui_fix_cost, &bare);
     row("TUI break → verdict on screen (most cases fail)", &tui_break, &bare);
     row("check, fix", &check_fix, &bare);
     row("check, break", &check_break, &bare);
+    println!(
+        "\nfix: verdict on screen → settled, per save: median {:.0} ms, p90 {:.0} ms \
+         (every fix saves new library bytes: its marker changes)",
+        ms(median(&settle)),
+        ms(quantile(&settle, 0.9))
+    );
     println!("\nwhere the TUI's time goes (medians over {} saves, from HARNESS_TRACE)", phase_times[0].len());
     for ((_, label), times) in PHASES.iter().zip(&phase_times) {
         if !times.is_empty() {

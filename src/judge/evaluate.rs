@@ -15,9 +15,10 @@ use crate::base::config::Config;
 use crate::base::trace;
 use crate::judge::compile::{self, Build, Diagnostic, LoadedLib};
 use crate::judge::sandbox::Target;
-use crate::judge::scale::ScaleResult;
+use crate::judge::scale::{self, ScaleResult};
 use crate::judge::suite::{self, Case, CaseResult, Progress};
 use crate::problem::model::Problem;
+use crate::problem::scale::ScaleCheck;
 
 /// The build half of an evaluation.
 #[derive(Clone, Debug)]
@@ -132,7 +133,13 @@ pub struct Judge {
     /// Scale results by (library digest, gate, check): reused while the
     /// library's bytes do not change.
     scale_cache: std::sync::Mutex<std::collections::HashMap<(u64, usize, String), ScaleResult>>,
+    /// The reference's measured curves, kept for the judge's life.
+    curves: scale::Curves,
 }
+
+/// Scale checks measured at once in a quick pass: one per core, at most two
+/// (more would only queue on the machine this was measured on).
+const MEASURERS: usize = 2;
 
 impl Judge {
     /// Builds the reference (when generated cases need it) and the suite of
@@ -160,6 +167,7 @@ impl Judge {
             reference,
             config: config.clone(),
             scale_cache: Default::default(),
+            curves: Default::default(),
         })
     }
 
@@ -359,36 +367,70 @@ impl Judge {
     }
 
     /// Runs the pending scale checks, reusing results for the same library
-    /// bytes. A set `cancel` stops between two sizes; what was not measured
-    /// stays pending.
+    /// bytes. Checks not measured yet run [`MEASURERS`] at a time, each
+    /// through [`scale::judge_check`] against the reference's kept curves:
+    /// a quick pass can only pass a check; what it leaves undecided is
+    /// measured in full, one check at a time, so a failure is decided as
+    /// carefully as if it ran alone. A set `cancel` stops between two
+    /// measurements; what was not measured stays pending.
     fn run_scale(&self, target: &Target, gates: &mut [GateResult], cancel: &AtomicBool) -> Result<()> {
         let Some((_, reference)) = &self.reference else { return Ok(()) };
-        let digest = crate::judge::scale::digest(&target.lib);
+        let digest = scale::digest(&target.lib);
+        let sig = &self.problem.signature;
+        let key = |gate: usize, check: &ScaleCheck| (digest, gate, check.name.clone());
+        let cached = |k: &(u64, usize, String)| self.scale_cache.lock().ok().and_then(|c| c.get(k).cloned());
+        let todo: Vec<(usize, &ScaleCheck)> = gates
+            .iter()
+            .flat_map(|g| {
+                let checks = &self.problem.gates[g.gate - 1].scale;
+                checks.iter().filter(|c| g.scale_pending.contains(&c.name)).map(move |c| (g.gate, c))
+            })
+            .filter(|(gate, c)| cached(&key(*gate, c)).is_none())
+            .collect();
+        // The quick passes, in parallel: each measures its own processes'
+        // CPU time, which another measuring process does not slow.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let quick: std::sync::Mutex<Vec<(usize, Result<Option<ScaleResult>>)>> = Default::default();
+        let workers = MEASURERS.min(todo.len());
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((_, check)) = todo.get(i) else { break };
+                        let r = scale::quick_check(check, sig, reference, target, &self.curves, cancel);
+                        let stop = r.is_err();
+                        if let Ok(mut q) = quick.lock() {
+                            q.push((i, r));
+                        }
+                        if stop {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        let mut quick = quick.into_inner().unwrap_or_default();
+        quick.sort_by_key(|(i, _)| *i);
+        for (i, r) in quick {
+            let (gate, check) = todo[i];
+            let r = match r? {
+                Some(r) => Some(r),
+                // Undecided: the full measurement, alone.
+                None if !cancel.load(std::sync::atomic::Ordering::Relaxed) => {
+                    scale::full_check(check, sig, reference, target, &self.curves, cancel)?
+                }
+                None => None,
+            };
+            if let (Some(r), Ok(mut c)) = (r, self.scale_cache.lock()) {
+                c.insert(key(gate, check), r);
+            }
+        }
         for g in gates.iter_mut() {
             let checks = &self.problem.gates[g.gate - 1].scale;
-            let pending: Vec<_> = checks.iter().filter(|c| g.scale_pending.contains(&c.name)).collect();
+            let pending: Vec<&ScaleCheck> = checks.iter().filter(|c| g.scale_pending.contains(&c.name)).collect();
             for check in pending {
-                let key = (digest, g.gate, check.name.clone());
-                let cached = self.scale_cache.lock().ok().and_then(|c| c.get(&key).cloned());
-                let result = match cached {
-                    Some(r) => r,
-                    None => {
-                        let Some(r) = crate::judge::scale::run_check_cancellable(
-                            check,
-                            &self.problem.signature,
-                            reference,
-                            target,
-                            cancel,
-                        )?
-                        else {
-                            return Ok(());
-                        };
-                        if let Ok(mut c) = self.scale_cache.lock() {
-                            c.insert(key, r.clone());
-                        }
-                        r
-                    }
-                };
+                let Some(result) = cached(&key(g.gate, check)) else { continue };
                 g.scale_pending.retain(|n| *n != check.name);
                 if result.passed() {
                     g.passed += 1;
@@ -397,6 +439,19 @@ impl Judge {
             }
         }
         Ok(())
+    }
+
+    /// Measures the reference's curves for the scale checks of `gates` that
+    /// are not known yet, so that a later save's checks measure only the
+    /// candidate. Stops between two measurements once `cancel` is set.
+    pub fn warm_scale(&self, gates: &[usize], cancel: &AtomicBool) -> Result<()> {
+        let Some((_, reference)) = &self.reference else { return Ok(()) };
+        let checks: Vec<&ScaleCheck> = gates
+            .iter()
+            .filter(|g| self.gates.contains(g))
+            .flat_map(|&g| self.problem.gates[g - 1].scale.iter())
+            .collect();
+        self.curves.warm(&checks, &self.problem.signature, reference, cancel)
     }
 
     /// The gates of `path` this judge prepared, in the path's order.

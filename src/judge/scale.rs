@@ -64,6 +64,18 @@ pub const CANDIDATE_TIME_FACTOR: u32 = 25;
 pub const MIN_CANDIDATE_LIMIT: Duration = Duration::from_millis(1500);
 /// The reference's own limit per size: beyond it the check is broken.
 pub const REFERENCE_LIMIT: Duration = Duration::from_secs(20);
+/// The quick pass ([`judge_check`]) passes a time check only this far
+/// under [`TIME_LIMIT_RATIO`]; between the two the full measurement decides.
+pub const QUICK_MARGIN: f64 = 0.8;
+/// In the quick pass a candidate worker gets this many times the
+/// reference's wall time at the same size, plus [`QUICK_SLACK`]; past it
+/// the full measurement decides.
+pub const QUICK_TIME_FACTOR: u32 = 8;
+pub const QUICK_SLACK: Duration = Duration::from_millis(150);
+/// Measurements of each reference point when warming a curve.
+const WARM_RUNS: usize = 2;
+/// Encoded requests kept for a session, in all (larger ones are rebuilt).
+const KEPT_REQUEST_BYTES: usize = 64 << 20;
 
 /// One size's measurements: cost per call in nanoseconds (time) or live
 /// bytes (memory).
@@ -129,6 +141,108 @@ enum Measured {
     Failed(Verdict, String),
 }
 
+/// The reference's measurements and the encoded requests of each check and
+/// size, kept for as long as one reference library judges (a session).
+///
+/// The reference's curve cannot change while its library does not, so a
+/// check's quick pass ([`judge_check`]) measures only the candidate. The
+/// curve is used only to *pass* a check: a failure is always decided by
+/// the full measurement, with the reference measured again alongside.
+#[derive(Default)]
+pub struct Curves {
+    points: std::sync::Mutex<std::collections::HashMap<(u64, u64), (f64, Duration)>>,
+    /// Bytes kept, and the requests by (check, size).
+    requests: std::sync::Mutex<(usize, KeptRequests)>,
+}
+
+type KeptRequests = std::collections::HashMap<(u64, u64), std::sync::Arc<Requests>>;
+
+impl Curves {
+    /// How many reference points are known.
+    pub fn len(&self) -> usize {
+        self.points.lock().map_or(0, |p| p.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn point(&self, key: (u64, u64)) -> Option<(f64, Duration)> {
+        self.points.lock().ok()?.get(&key).copied()
+    }
+
+    /// Keeps the lowest cost and wall time measured at a point: load only
+    /// ever adds to a measurement, so the lowest is the closest to the
+    /// curve itself.
+    fn keep_point(&self, key: (u64, u64), point: (f64, Duration)) {
+        if let Ok(mut p) = self.points.lock() {
+            let kept = p.entry(key).or_insert(point);
+            *kept = (kept.0.min(point.0), kept.1.min(point.1));
+        }
+    }
+
+    fn requests(&self, check: &ScaleCheck, sig: &Signature, n: u64) -> Result<std::sync::Arc<Requests>> {
+        let key = (check_key(check), n);
+        if let Some(r) = self.requests.lock().ok().and_then(|r| r.1.get(&key).cloned()) {
+            return Ok(r);
+        }
+        let req = std::sync::Arc::new(requests(check, sig, n)?);
+        if let Ok(mut kept) = self.requests.lock() {
+            let size = req.bytes();
+            if kept.0 + size <= KEPT_REQUEST_BYTES {
+                kept.0 += size;
+                kept.1.insert(key, req.clone());
+            }
+        }
+        Ok(req)
+    }
+
+    /// Measures the reference at both ends of each check that it does not
+    /// know yet (what a session does while the candidate reads); stops
+    /// between two measurements once `cancel` is set.
+    pub fn warm(
+        &self,
+        checks: &[&ScaleCheck],
+        sig: &Signature,
+        reference: &Target,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<()> {
+        for check in checks {
+            for n in ends(check) {
+                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let key = (check_key(check), n);
+                if self.point(key).is_none() {
+                    let req = self.requests(check, sig, n)?;
+                    // Twice, the lower kept: a moment's load at one end
+                    // would bend the curve every later pass compares with.
+                    for _ in 0..WARM_RUNS {
+                        if let Measured::Stats(s, wall) = measure_one(reference, &req, REFERENCE_LIMIT)? {
+                            self.keep_point(key, (cost(check.kind, &s, req.per_batch), wall));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A check's identity for [`Curves`]: everything that decides what it
+/// measures.
+fn check_key(check: &ScaleCheck) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{check:?}").hash(&mut h);
+    h.finish()
+}
+
+/// The smallest and the largest size: the two the decision compares.
+fn ends(check: &ScaleCheck) -> [u64; 2] {
+    [check.sizes[0], check.sizes[check.sizes.len() - 1]]
+}
+
 /// Expanded and encoded requests for one size, shared by both libraries.
 struct Requests {
     setup: Vec<Vec<u8>>,
@@ -161,6 +275,133 @@ fn requests(check: &ScaleCheck, sig: &Signature, n: u64) -> Result<Requests> {
     Ok(Requests { setup: enc(&setup), batches, per_batch, calls })
 }
 
+impl Requests {
+    fn bytes(&self) -> usize {
+        let list = |l: &[Vec<u8>]| l.iter().map(|r| r.len() + 24).sum::<usize>();
+        list(&self.setup) + self.batches.iter().map(|b| list(b)).sum::<usize>() + self.calls.len() * 64
+    }
+}
+
+/// How a quick pass ended.
+enum Quick {
+    Passed(ScaleResult),
+    /// Not clearly a pass: the full measurement decides.
+    Undecided,
+    Cancelled,
+}
+
+/// Decides one check as a session does: first a quick pass, the candidate
+/// at the smallest and largest size against the reference's curve from
+/// `curves` (measured and kept there when it is not known yet). It can
+/// only pass a check, and only well inside the limit. Anything else (over
+/// [`QUICK_MARGIN`] of the limit, a stop, a failure) goes to the full
+/// measurement ([`run_check_cancellable`]): every size, the reference
+/// measured again alongside, a confirmation before a time failure. So a
+/// failure is never decided on a kept curve, and a pass costs the
+/// candidate's two ends only. `None` when `cancel` was set.
+pub fn judge_check(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    curves: &Curves,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<ScaleResult>> {
+    match quick_pass(check, sig, reference, candidate, curves, cancel)? {
+        Quick::Passed(r) => Ok(Some(r)),
+        Quick::Cancelled => Ok(None),
+        Quick::Undecided => full_check(check, sig, reference, candidate, curves, cancel),
+    }
+}
+
+/// [`judge_check`]'s quick pass alone: `Some` only for a pass; `None` when
+/// it was not clearly one (then [`full_check`] decides) or cancelled.
+pub fn quick_check(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    curves: &Curves,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<ScaleResult>> {
+    Ok(match quick_pass(check, sig, reference, candidate, curves, cancel)? {
+        Quick::Passed(r) => Some(r),
+        Quick::Undecided | Quick::Cancelled => None,
+    })
+}
+
+/// [`judge_check`]'s full measurement alone ([`run_check_cancellable`],
+/// with the requests `curves` keeps).
+pub fn full_check(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    curves: &Curves,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<ScaleResult>> {
+    run_check_with(check, sig, reference, candidate, Some(curves), cancel)
+}
+
+fn quick_pass(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    curves: &Curves,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Quick> {
+    let started = Instant::now();
+    let mut points = Vec::new();
+    for n in ends(check) {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(Quick::Cancelled);
+        }
+        let req = curves.requests(check, sig, n)?;
+        let key = (check_key(check), n);
+        let (r, r_wall) = match curves.point(key) {
+            Some(p) => p,
+            None => match measure_one(reference, &req, REFERENCE_LIMIT)? {
+                Measured::Stats(s, wall) => {
+                    let p = (cost(check.kind, &s, req.per_batch), wall);
+                    curves.keep_point(key, p);
+                    p
+                }
+                // The full measurement names what is wrong.
+                _ => return Ok(Quick::Undecided),
+            },
+        };
+        let limit = r_wall * QUICK_TIME_FACTOR + QUICK_SLACK;
+        match measure_one(candidate, &req, limit)? {
+            Measured::Stats(s, _) => {
+                points.push(Point { n, yours: Some(cost(check.kind, &s, req.per_batch)), reference: r })
+            }
+            _ => return Ok(Quick::Undecided),
+        }
+    }
+    let limit = match check.kind {
+        Kind::Time => TIME_LIMIT_RATIO * QUICK_MARGIN,
+        // Heap counts are exact, the kept curve's as much as a new one's.
+        Kind::Memory => MEMORY_LIMIT_RATIO,
+    };
+    if !relative(check.kind, &points).is_some_and(|r| r <= limit) {
+        return Ok(Quick::Undecided);
+    }
+    let (yg, rg) = growths(check.kind, &points);
+    Ok(Quick::Passed(ScaleResult {
+        name: check.name.clone(),
+        kind: kind_name(check.kind).into(),
+        says: check.says.clone(),
+        verdict: Verdict::Pass,
+        message: message(check, &points, false),
+        unit: unit(check.kind).into(),
+        points,
+        yours_growth: yg,
+        reference_growth: rg,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    }))
+}
+
 /// Runs one check against the candidate, with the reference alongside.
 /// `Err` is the problem's or the machine's fault (the reference failed).
 pub fn run_check(check: &ScaleCheck, sig: &Signature, reference: &Target, candidate: &Target) -> Result<ScaleResult> {
@@ -175,6 +416,19 @@ pub fn run_check_cancellable(
     sig: &Signature,
     reference: &Target,
     candidate: &Target,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<ScaleResult>> {
+    run_check_with(check, sig, reference, candidate, None, cancel)
+}
+
+/// The full measurement; `curves` only lends its kept requests (the
+/// reference is measured here, never taken from a curve).
+fn run_check_with(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    curves: Option<&Curves>,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<ScaleResult>> {
     let cancelled = || cancel.load(std::sync::atomic::Ordering::Relaxed);
@@ -200,9 +454,18 @@ pub fn run_check_cancellable(
         if cancelled() {
             return Ok(None);
         }
-        let req = requests(check, sig, n)?;
+        let req = match curves {
+            Some(c) => c.requests(check, sig, n)?,
+            None => std::sync::Arc::new(requests(check, sig, n)?),
+        };
         let (r, r_wall) = match measure_one(reference, &req, REFERENCE_LIMIT)? {
-            Measured::Stats(s, wall) => (cost(check.kind, &s, req.per_batch), wall),
+            Measured::Stats(s, wall) => {
+                let point = (cost(check.kind, &s, req.per_batch), wall);
+                if let Some(c) = curves {
+                    c.keep_point((check_key(check), n), point);
+                }
+                point
+            }
             Measured::Stopped(_) => {
                 bail!("the reference took over {REFERENCE_LIMIT:?} in scale check `{}` at n = {n}", check.name)
             }

@@ -339,8 +339,35 @@ fn runner(
             return send(RunnerMsg::Failed(format!("cannot start the refiner thread: {e}")));
         }
     }
+    // While the candidate reads, the reference's scale curves are measured
+    // (gate by gate, in the file's order), so a save whose cases pass
+    // measures only the candidate. It yields to every save: `busy` is set
+    // from a save's arrival to the end of its judging.
+    let busy = Arc::new(AtomicBool::new(false));
+    {
+        let (judge, busy) = (judge.clone(), busy.clone());
+        let warm = move || {
+            let _ = rustix::process::setpriority_process(None, 10);
+            for g in judge.gates.clone() {
+                loop {
+                    while busy.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(25));
+                    }
+                    if judge.warm_scale(&[g], &busy).is_err() || !busy.load(Ordering::Relaxed) {
+                        break;
+                    }
+                }
+            }
+        };
+        if let Err(e) = std::thread::Builder::new().name("warmer".into()).spawn(warm) {
+            return send(RunnerMsg::Failed(format!("cannot start the warming thread: {e}")));
+        }
+    }
     send(RunnerMsg::Ready);
     while let Ok(mut cmd) = rx.recv() {
+        busy.store(true, Ordering::Relaxed);
+        // Cleared when this save's iteration ends, however it ends.
+        let _busy = Busy(&busy);
         trace::mark("run-received");
         // Only the newest request matters.
         while let Ok(next) = rx.try_recv() {
@@ -422,6 +449,15 @@ fn runner(
                 trace::mark("quiet");
             }
         }
+    }
+}
+
+/// Clears a save's `busy` flag when dropped.
+struct Busy<'a>(&'a AtomicBool);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
     }
 }
 
