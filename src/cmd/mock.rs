@@ -295,6 +295,7 @@ mod tests {
             score: None,
             metrics: None,
             first_ninety: None,
+            met: Vec::new(),
         }
     }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::fsio;
 use crate::problem::model::{Followup, Problem};
 use crate::session::metrics::{self, Metrics};
-use crate::session::state::{Answer, Event, Mode, RunSummary, Session, SourceFile, Status};
+use crate::session::state::{Answer, Event, MetFailure, Mode, RunSummary, Session, SourceFile, Status};
 
 /// Version of the report file format.
 pub const REPORT_FORMAT_VERSION: u32 = 1;
@@ -104,6 +104,10 @@ pub struct Report {
     /// The answers given on the first-ninety-seconds screen.
     #[serde(default)]
     pub first_ninety: Option<Vec<Answer>>,
+    /// Every distinct failure met during the session, first met first.
+    /// Empty in reports written before they were kept.
+    #[serde(default)]
+    pub met: Vec<MetFailure>,
 }
 
 impl Report {
@@ -168,6 +172,7 @@ impl Report {
             score,
             metrics: Some(session_metrics(session, problem, now_ms)),
             first_ninety: session.first_ninety.clone(),
+            met: session.met.clone(),
         }
     }
 
@@ -353,6 +358,31 @@ impl Report {
                     "\nThe JSON beside this file keeps each case's `ops`: save them to a file and run \
                      `harness replay {} --ops FILE` to rebuild the transcript.",
                     self.problem
+                );
+            }
+        }
+        if !self.met.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n## Every failure met on the way\n\nEach distinct failing case (or cost check) of the session, \
+                 in the order first met.\n"
+            );
+            let _ = writeln!(
+                md,
+                "| first met (from the start) | gate | case | verdict | runs that showed it | at the end |"
+            );
+            let _ = writeln!(md, "|---|---|---|---|---|---|");
+            for m in &self.met {
+                let f = &m.failure;
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | `{}` | {} | {} |",
+                    fsio::clock(m.first_at_ms.saturating_sub(self.started_at_ms)),
+                    f.gate,
+                    f.case.replace('|', "\\|"),
+                    f.verdict,
+                    m.runs,
+                    if m.fixed(self.last_run.as_ref()) { "fixed" } else { "still failing" }
                 );
             }
         }

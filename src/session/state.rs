@@ -180,7 +180,50 @@ pub struct Session {
     /// the session opened on it.
     #[serde(default)]
     pub first_ninety: Option<Vec<Answer>>,
+    /// Each distinct failure met in a judged run, in the order first met
+    /// (see [`Session::meet`]). Empty in files written before they were kept.
+    #[serde(default)]
+    pub met: Vec<MetFailure>,
 }
+
+/// A failure met during the session: a case (or cost check) of a gate that
+/// failed with one verdict, however many runs showed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetFailure {
+    /// The run it was first met in, as the first time it was shown.
+    pub failure: FailureSummary,
+    /// When it was first and last met (ms since the epoch).
+    pub first_at_ms: u64,
+    pub last_at_ms: u64,
+    /// How many judged runs showed it.
+    pub runs: u32,
+    /// The run (the caller's count) that last showed it: a run summed up
+    /// again once settled or shrunk is still one run.
+    #[serde(skip)]
+    pub seen_in: u64,
+}
+
+impl MetFailure {
+    /// Whether the last run no longer shows it (a run that did not judge
+    /// its gate, or did not build, says nothing: not fixed).
+    pub fn fixed(&self, last: Option<&RunSummary>) -> bool {
+        let Some(run) = last else { return false };
+        let f = &self.failure;
+        // A cost check is measured only once its gate's cases pass.
+        let judged = |&&(g, passed, total): &&(usize, usize, usize)| {
+            g == f.gate && (!f.case.starts_with("cost: ") || passed == total)
+        };
+        run.build_ok
+            && run.gates.iter().any(|g| judged(&g))
+            && !run.failures.iter().any(|o| o.gate == f.gate && o.case == f.case && o.verdict == f.verdict)
+    }
+}
+
+/// Distinct failures kept per session: a session that meets more keeps
+/// the first ones (and counts the rest in nothing).
+pub const MET_KEPT: usize = 60;
+/// Diff lines kept of a met failure (the last run keeps them all).
+const MET_DIFF_LINES: usize = 24;
 
 /// One of the seed's three questions and the candidate's one-line answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -253,6 +296,7 @@ impl Session {
             snapshots: Default::default(),
             last_run: None,
             first_ninety: None,
+            met: Vec::new(),
         };
         s.log(now_ms, EventKind::Started);
         s
@@ -276,6 +320,36 @@ impl Session {
 
     /// A session written before paths were kept walked the gates in file
     /// order: give it that path.
+    /// Records the failures of a judged run: each (gate, case, verdict) not
+    /// met before is kept as first shown; one met before counts one more
+    /// run. A build failure is not a failure of a case and is not kept.
+    /// `run_number` names the run (from 1): the same run summed up again is
+    /// not counted twice.
+    pub fn meet(&mut self, run: &RunSummary, run_number: u64, now_ms: u64) {
+        for f in &run.failures {
+            let same = |m: &&mut MetFailure| {
+                m.failure.gate == f.gate && m.failure.case == f.case && m.failure.verdict == f.verdict
+            };
+            if let Some(m) = self.met.iter_mut().find(same) {
+                if m.seen_in != run_number {
+                    m.runs += 1;
+                    m.seen_in = run_number;
+                    m.last_at_ms = now_ms;
+                }
+            } else if self.met.len() < MET_KEPT {
+                let mut failure = f.clone();
+                failure.diff.truncate(MET_DIFF_LINES);
+                self.met.push(MetFailure {
+                    failure,
+                    first_at_ms: now_ms,
+                    last_at_ms: now_ms,
+                    runs: 1,
+                    seen_in: run_number,
+                });
+            }
+        }
+    }
+
     pub fn upgrade(&mut self) {
         if self.path.is_empty() {
             self.path = (1..=self.gate.clamp(1, self.gate_count.max(1))).collect();
@@ -482,6 +556,69 @@ mod tests {
         let outcomes: Vec<GateOutcome> =
             gates.iter().enumerate().map(|(i, &(passed, total))| GateOutcome { gate: i + 1, passed, total }).collect();
         s.on_run(at, &outcomes)
+    }
+
+    fn failing(gate: usize, case: &str, verdict: crate::judge::verdict::Verdict) -> FailureSummary {
+        FailureSummary {
+            gate,
+            case: case.into(),
+            verdict,
+            message: format!("{case} failed"),
+            diff: (0..100).map(|i| format!("- line {i}")).collect(),
+            ops: Vec::new(),
+            shrunk_from: None,
+        }
+    }
+
+    #[test]
+    fn each_distinct_failure_is_kept_once_and_counted_per_run() {
+        use crate::judge::verdict::Verdict;
+        let mut s = Session::new("p", Mode::Practice, 4, 30 * MIN, T0);
+        let one = RunSummary {
+            build_ok: true,
+            gates: vec![(1, 3, 4), (2, 0, 0)],
+            failures: vec![failing(1, "empty get", Verdict::WrongAnswer)],
+            ..Default::default()
+        };
+        s.meet(&one, 1, T0 + MIN);
+        // The same run summed up again (settled, then shrunk): one run.
+        s.meet(&one, 1, T0 + MIN + 5);
+        let two = RunSummary {
+            build_ok: true,
+            gates: vec![(1, 2, 4)],
+            failures: vec![
+                failing(1, "empty get", Verdict::WrongAnswer),
+                failing(1, "empty get", Verdict::Panic),
+                failing(1, "cost: get", Verdict::TooSlow),
+            ],
+            ..Default::default()
+        };
+        s.meet(&two, 2, T0 + 2 * MIN);
+        assert_eq!(s.met.len(), 3, "another verdict of the same case is another failure");
+        assert_eq!((s.met[0].runs, s.met[0].first_at_ms, s.met[0].last_at_ms), (2, T0 + MIN, T0 + 2 * MIN));
+        assert_eq!(s.met[0].failure.diff.len(), MET_DIFF_LINES, "a met failure keeps the start of its diff");
+        // Fixed: judged again and gone. A cost check counts as judged only
+        // when its gate's cases all pass.
+        let three = RunSummary { build_ok: true, gates: vec![(1, 3, 4)], ..Default::default() };
+        assert!(s.met[0].fixed(Some(&three)) && s.met[1].fixed(Some(&three)));
+        assert!(!s.met[2].fixed(Some(&three)), "its cost was not measured");
+        let broken = RunSummary { build_ok: false, ..Default::default() };
+        assert!(!s.met[0].fixed(Some(&broken)) && !s.met[0].fixed(None));
+        // Kept in the session file.
+        let back: Session = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.met.len(), 3);
+        for i in 0..2 * MET_KEPT {
+            s.meet(
+                &RunSummary {
+                    build_ok: true,
+                    failures: vec![failing(2, &format!("case {i}"), Verdict::WrongAnswer)],
+                    ..Default::default()
+                },
+                10 + i as u64,
+                T0 + 3 * MIN,
+            );
+        }
+        assert_eq!(s.met.len(), MET_KEPT);
     }
 
     #[test]

@@ -149,6 +149,9 @@ pub struct App {
     pub unsettled: Option<Vec<SourceFile>>,
     /// `session.last_run` is behind `last`: see [`App::before_writes`].
     pub summary_due: bool,
+    /// Runs judged since this screen opened (a settled or shrunk run is
+    /// the same run): names a run for `Session::meet`.
+    pub runs_judged: u64,
     /// Path of the last report written, for the summary.
     pub report_path: Option<PathBuf>,
     pub error: Option<String>,
@@ -187,6 +190,7 @@ impl App {
             time_up_pending: false,
             unsettled: None,
             summary_due: false,
+            runs_judged: 0,
             report_path: None,
             error: None,
             frame: 0,
@@ -211,7 +215,9 @@ impl App {
         if std::mem::take(&mut self.summary_due)
             && let Some(eval) = &self.last
         {
-            self.session.last_run = Some(summarize(eval));
+            let run = summarize(eval);
+            self.session.meet(&run, self.runs_judged, self.now_ms);
+            self.session.last_run = Some(run);
         }
     }
 
@@ -361,7 +367,10 @@ impl App {
                 self.selected = selected.min(self.failures().len().saturating_sub(1));
                 self.detail_scroll = scroll;
             }
-            RunnerMsg::Finished(eval, sources) => fx.extend(self.finished(*eval, sources)),
+            RunnerMsg::Finished(eval, sources) => {
+                self.runs_judged += 1;
+                fx.extend(self.finished(*eval, sources))
+            }
             RunnerMsg::Refined(eval) => {
                 // Only if nothing newer is on its way.
                 if !self.busy() && !self.rerun_queued {

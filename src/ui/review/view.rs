@@ -459,6 +459,55 @@ pub fn number_lines(r: &Report) -> Vec<Line<'static>> {
 /// The last run: build errors, per-gate counts, and each failing case
 /// with its transcript diff.
 pub fn failure_lines(r: &Report) -> Vec<Line<'static>> {
+    let mut lines = last_run_lines(r);
+    lines.extend(met_lines(r));
+    lines
+}
+
+/// Every distinct failure the session met, first met first: gate, case,
+/// verdict, when, how many runs showed it, and whether it is fixed.
+fn met_lines(r: &Report) -> Vec<Line<'static>> {
+    if r.met.is_empty() {
+        return Vec::new();
+    }
+    let fixed = r.met.iter().filter(|m| m.fixed(r.last_run.as_ref())).count();
+    let mut lines = vec![
+        Line::default(),
+        Line::styled(
+            format!(
+                "Met on the way: {} distinct failure{}, {fixed} fixed by the end",
+                r.met.len(),
+                if r.met.len() == 1 { "" } else { "s" }
+            ),
+            bold(),
+        ),
+    ];
+    for m in &r.met {
+        let f = &m.failure;
+        let ok = m.fixed(r.last_run.as_ref());
+        let runs = if m.runs == 1 { "1 run".to_string() } else { format!("{} runs", m.runs) };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{} g{} ", if ok { "✓" } else { "✗" }, f.gate),
+                bold().fg(if ok { Color::Green } else { Color::Red }),
+            ),
+            Span::styled(f.case.clone(), bold()),
+            Span::styled(format!(" — {}", f.verdict), Style::default().fg(Color::Red)),
+            Span::styled(
+                format!(
+                    "  at {} · {runs}{}",
+                    crate::base::fsio::clock(m.first_at_ms.saturating_sub(r.started_at_ms)),
+                    if ok { " · fixed" } else { "" }
+                ),
+                dim(),
+            ),
+        ]));
+        lines.push(Line::styled(format!("  {}", f.message), dim()));
+    }
+    lines
+}
+
+fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
     let Some(run) = &r.last_run else {
         return vec![Line::styled("No run was judged in this session.", dim())];
     };
@@ -813,6 +862,48 @@ fn draw_attempts_table(frame: &mut Frame, attempts: &[data::Attempt], gates: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failures_tab_lists_every_failure_met_and_which_are_fixed() {
+        use crate::judge::verdict::Verdict;
+        use crate::session::state::{FailureSummary, Mode, RunSummary, Session};
+        let problems = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
+        let problem = crate::problem::model::Problem::load(&problems, "versioned_kv").unwrap();
+        let t0 = 1_000_000;
+        let mut s = Session::new("versioned_kv", Mode::Practice, 4, 3_600_000, t0);
+        let fail = |case: &str, verdict| FailureSummary {
+            gate: 1,
+            case: case.into(),
+            verdict,
+            message: format!("{case} went wrong"),
+            diff: vec!["- 1".into(), "+ 2".into()],
+            ops: Vec::new(),
+            shrunk_from: None,
+        };
+        let first = RunSummary {
+            build_ok: true,
+            gates: vec![(1, 2, 4)],
+            failures: vec![fail("get of a missing key", Verdict::WrongAnswer), fail("delete twice", Verdict::Panic)],
+            ..Default::default()
+        };
+        s.meet(&first, 1, t0 + 90_000);
+        let last = RunSummary {
+            build_ok: true,
+            gates: vec![(1, 3, 4)],
+            failures: vec![fail("delete twice", Verdict::Panic)],
+            ..Default::default()
+        };
+        s.meet(&last, 2, t0 + 200_000);
+        s.last_run = Some(last);
+        let report = crate::session::report::Report::from_session(&s, &problem, t0 + 300_000, None);
+        let text: Vec<String> =
+            failure_lines(&report).iter().map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()).collect();
+        let text = text.join("\n");
+        assert!(text.contains("Met on the way: 2 distinct failures, 1 fixed by the end"), "{text}");
+        assert!(text.contains("✓ g1 get of a missing key — wrong_answer  at 01:30 · 1 run · fixed"), "{text}");
+        assert!(text.contains("✗ g1 delete twice — panic  at 01:30 · 2 runs"), "{text}");
+        assert!(report.to_markdown().contains("| 01:30 | 1 | delete twice | `panic` | 2 | still failing |"));
+    }
 
     #[test]
     fn wrap_breaks_between_words() {
