@@ -275,7 +275,7 @@ fn prepare(
     let fail = |verdict, message| Err(Box::new(plain(verdict, message, run, setup_steps.clone())));
     if run.end != End::Completed {
         let during = format!("while {} threads ran", plan.threads.len());
-        let (verdict, message) = suite::end_verdict(&run.end, &run.output, target, &during);
+        let (verdict, message) = suite::end_verdict(&run.end, &run.output, target, &during, None);
         return fail(verdict, message);
     }
     let history = match run.outcomes.as_slice() {

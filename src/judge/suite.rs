@@ -272,17 +272,9 @@ pub fn evaluate(steps: &[Step], run: &CaseRun, target: &Target) -> CaseResult {
     let (verdict, message) = match &run.end {
         End::Completed if complete => (Verdict::Pass, String::new()),
         End::Completed => (Verdict::Exited, format!("the worker stopped early {during}")),
+        // Sized to the case: how many operations it had when time ran out.
         End::Timeout => (Verdict::Timeout, timeout_text(steps, failed_at, target.limits.case_timeout.as_millis())),
-        End::Signal(sig) => classify_signal(*sig, &run.output, target, &during, running.map(|s| s.call.op.as_str())),
-        End::Exited(code) => (
-            Verdict::Exited,
-            format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
-        ),
-        End::Mismatch { .. } | End::LoadError(_) => (Verdict::Crash, end_text(&run.end)),
-        End::Tampered(why) => {
-            (Verdict::Tampered, format!("the solution wrote into the harness's result channel {during} ({why})"))
-        }
-        End::TooLarge(why) => (Verdict::MemoryLimit, format!("{why} {during}")),
+        end => end_verdict(end, &run.output, target, &during, running.map(|s| s.call.op.as_str())),
     };
     let mut r = result(verdict, message, failed_at);
     r.actual = actual;
@@ -370,15 +362,16 @@ fn timeout_text(steps: &[Step], failed_at: Option<usize>, limit_ms: u128) -> Str
 }
 
 /// The verdict of a case whose process did not complete it, and why;
-/// `during` says where (`during \`op(…)\``).
-pub fn end_verdict(end: &End, output: &str, target: &Target, during: &str) -> (Verdict, String) {
+/// `during` says where (`during \`op(…)\``), `op` the operation running
+/// when that is known (its own stack size names a SIGSEGV).
+pub fn end_verdict(end: &End, output: &str, target: &Target, during: &str, op: Option<&str>) -> (Verdict, String) {
     match end {
         End::Completed => (Verdict::Pass, String::new()),
         End::Timeout => (
             Verdict::Timeout,
             format!("no result within {} ms {during} (an endless loop?)", target.limits.case_timeout.as_millis()),
         ),
-        End::Signal(sig) => classify_signal(*sig, output, target, during, None),
+        End::Signal(sig) => classify_signal(*sig, output, target, during, op),
         End::Exited(code) => (
             Verdict::Exited,
             format!("the process exited with code {code} {during} without returning (std::process::exit?)"),
