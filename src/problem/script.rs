@@ -56,15 +56,9 @@ pub struct ScriptError {
 /// `#` comments are skipped. A line without `->` expects `()`.
 pub fn parse(text: &str, sig: &Signature) -> Result<Vec<Step>, ScriptError> {
     let mut steps = Vec::new();
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim_end();
-        let body = line.trim_start();
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        let indent = line.len() - body.len();
+    for (n, indent, body) in lines(text) {
         let err = |column: usize, message: String| ScriptError { line: n, column: indent + column, message };
-        let step = parse_line(body, sig).map_err(|(col, msg)| err(col, msg))?;
+        let step = parse_line_with(body, sig, true).map_err(|(col, msg)| err(col, msg))?;
         if steps.is_empty() && step.call.op != "new" {
             if !sig.ctor.is_empty() {
                 return Err(err(0, format!("the first line must construct the instance: `{}`", sig.ctor_template())));
@@ -86,13 +80,7 @@ pub fn parse(text: &str, sig: &Signature) -> Result<Vec<Step>, ScriptError> {
 /// which the judge finds out). No constructor; `#` comments as in cases.
 pub fn parse_calls(text: &str, sig: &Signature) -> Result<Vec<Call>, ScriptError> {
     let mut calls = Vec::new();
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim_end();
-        let body = line.trim_start();
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        let indent = line.len() - body.len();
+    for (n, indent, body) in lines(text) {
         let err = |column: usize, message: String| ScriptError { line: n, column: indent + column, message };
         let step = parse_line_with(body, sig, false).map_err(|(col, msg)| err(col, msg))?;
         if step.call.op == "new" {
@@ -106,8 +94,14 @@ pub fn parse_calls(text: &str, sig: &Signature) -> Result<Vec<Call>, ScriptError
     Ok(calls)
 }
 
-fn parse_line(line: &str, sig: &Signature) -> Result<Step, (usize, String)> {
-    parse_line_with(line, sig, true)
+/// The lines of a script that hold something: (0-based line, indent, the
+/// line without its indent or trailing space); blank and `#` lines skipped.
+fn lines(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+    text.lines().enumerate().filter_map(|(n, raw)| {
+        let line = raw.trim_end();
+        let body = line.trim_start();
+        (!body.is_empty() && !body.starts_with('#')).then(|| (n, line.len() - body.len(), body))
+    })
 }
 
 fn parse_line_with(line: &str, sig: &Signature, results: bool) -> Result<Step, (usize, String)> {
