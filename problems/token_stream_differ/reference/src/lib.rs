@@ -3,7 +3,8 @@
 //! The state is a delta log, never a copy: the event log only grows at its
 //! end, and each feed remembers where the cursor and the log stood before
 //! it. Undo pops feeds off that history, a checkpoint is three integers
-//! (log length, cursor, number of feeds), and rollback truncates to them.
+//! (log length, cursor, number of feeds) and a shared pointer to its
+//! baseline, and rollback truncates to them.
 //! Positions are absolute (counted since `new`), so draining events from
 //! the front of the log does not disturb any stored position.
 //!
