@@ -108,6 +108,23 @@ pub trait TokenStreamDiffer {
     fn drain(&mut self, max: usize) -> Vec<String> {
         not_implemented("drain")
     }
+
+    // Gate 5: replacing the baseline mid-stream.
+
+    /// Deletes the rest of the current baseline (from the cursor on), then
+    /// diffs what follows against `baseline` from position 0; returns the
+    /// deletes. Fails with `closed` after `close`.
+    fn rebase(&mut self, baseline: Vec<String>) -> Result<Vec<String>, DiffError> {
+        not_implemented("rebase")
+    }
+
+    // Gate 6: a bounded undo history.
+
+    /// From now on at most `limit` feeds can be undone; the oldest beyond
+    /// that become final. Returns how many became final by this call.
+    fn set_undo_limit(&mut self, limit: usize) -> Result<usize, DiffError> {
+        not_implemented("set_undo_limit")
+    }
 }
 
 crate::contract! {
@@ -127,4 +144,6 @@ crate::contract! {
     fn undoable() -> usize;
     fn redoable() -> usize;
     fn drain(max: usize) -> Vec<String>;
+    fn rebase(baseline: Vec<String>) -> Result<Vec<String>, DiffError>;
+    fn set_undo_limit(limit: usize) -> Result<usize, DiffError>;
 }

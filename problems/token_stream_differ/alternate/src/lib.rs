@@ -17,43 +17,75 @@
 //! - Labels: a map label -> stamp and an ordered map stamp -> checkpoint;
 //!   dropping "every label after" is a `split_off`, dropping labels after an
 //!   undo pops from the back (their history depths are non-decreasing).
+//! - A baseline (its tokens and its index) is an `Rc<Base>` that each event
+//!   naming one of its positions, and each mark taken against it, holds:
+//!   an index means nothing without its baseline. A replaced baseline lives
+//!   exactly as long as something still refers to it. The cursor at a log
+//!   position is the last event's if that event was against the baseline
+//!   asked about, else 0 (nothing was diffed against it yet).
+//! - The undo limit forgets the front of the history `Shelf`; a rollback to
+//!   a mark below the forgotten prefix restarts the shelf's numbering there.
 
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use harness_contract::token_stream_differ::{DiffError, TokenStreamDiffer};
 
+/// A baseline and its index: every position of each token, ascending.
+struct Base {
+    tokens: Vec<Rc<str>>,
+    positions: HashMap<Rc<str>, Vec<usize>>,
+}
+
+impl Base {
+    fn new(tokens: Vec<String>) -> Rc<Base> {
+        let tokens: Vec<Rc<str>> = tokens.into_iter().map(Rc::from).collect();
+        let mut positions: HashMap<Rc<str>, Vec<usize>> = HashMap::new();
+        for (at, token) in tokens.iter().enumerate() {
+            positions.entry(Rc::clone(token)).or_default().push(at);
+        }
+        Rc::new(Base { tokens, positions })
+    }
+}
+
 /// One event of the diff.
 enum Event {
-    /// The stream token matched baseline position `.0`.
-    Keep(usize),
-    /// Baseline position `.0` is absent from the stream.
-    Del(usize),
-    /// A stream token without counterpart, emitted with the cursor at `cursor`.
-    Ins { token: Rc<str>, cursor: usize },
+    /// The stream token matched position `.1` of baseline `.0`.
+    Keep(Rc<Base>, usize),
+    /// Position `.1` of baseline `.0` is absent from the stream.
+    Del(Rc<Base>, usize),
+    /// A stream token without counterpart, emitted with the cursor at
+    /// `cursor` of `base`.
+    Ins { token: Rc<str>, base: Rc<Base>, cursor: usize },
 }
 
 impl Event {
+    fn base(&self) -> &Rc<Base> {
+        match self {
+            Event::Keep(base, _) | Event::Del(base, _) | Event::Ins { base, .. } => base,
+        }
+    }
+
     fn cursor_after(&self) -> usize {
         match self {
-            Event::Keep(at) | Event::Del(at) => at + 1,
+            Event::Keep(_, at) | Event::Del(_, at) => at + 1,
             Event::Ins { cursor, .. } => *cursor,
         }
     }
 
     /// The stream token behind this event, if it came from one.
-    fn token(&self, baseline: &[Rc<str>]) -> Option<Rc<str>> {
+    fn token(&self) -> Option<Rc<str>> {
         match self {
-            Event::Keep(at) => Some(Rc::clone(&baseline[*at])),
-            Event::Del(_) => None,
+            Event::Keep(base, at) => Some(Rc::clone(&base.tokens[*at])),
+            Event::Del(..) => None,
             Event::Ins { token, .. } => Some(Rc::clone(token)),
         }
     }
 
-    fn render(&self, baseline: &[Rc<str>]) -> String {
+    fn render(&self) -> String {
         match self {
-            Event::Keep(at) => format!("keep:{}", baseline[*at]),
-            Event::Del(at) => format!("del:{}", baseline[*at]),
+            Event::Keep(base, at) => format!("keep:{}", base.tokens[*at]),
+            Event::Del(base, at) => format!("del:{}", base.tokens[*at]),
             Event::Ins { token, .. } => format!("ins:{token}"),
         }
     }
@@ -106,10 +138,17 @@ impl<T> Shelf<T> {
         self.items.push(item);
     }
 
-    /// Drops the items numbered `end` and later.
+    /// Drops the items numbered `end` and later. An `end` inside the
+    /// forgotten prefix empties the shelf and numbers the next item `end`.
     fn truncate(&mut self, end: usize) {
-        let keep = self.index(end);
-        self.items.truncate(keep);
+        if end < self.base {
+            self.items.clear();
+            self.head = 0;
+            self.base = end;
+        } else {
+            let keep = self.index(end);
+            self.items.truncate(keep);
+        }
         self.tidy();
     }
 
@@ -133,21 +172,21 @@ impl<T> Shelf<T> {
     }
 }
 
-/// A named checkpoint: the log length and the history depth when taken.
+/// A named checkpoint: the log length, the history depth and the baseline
+/// when taken.
 struct Mark {
     label: Rc<str>,
     log_end: usize,
     depth: usize,
+    base: Rc<Base>,
 }
 
 pub struct Differ {
-    baseline: Vec<Rc<str>>,
-    /// Every baseline position of each token, ascending.
-    positions: HashMap<Rc<str>, Vec<usize>>,
+    base: Rc<Base>,
     lookahead: usize,
     log: Shelf<Event>,
-    /// The cursor after the last drained event (0 before any).
-    cursor_at_drained: usize,
+    /// The baseline of the last drained event and the cursor after it.
+    drained_tail: Option<(Rc<Base>, usize)>,
     /// The first log position of every feed; numbered by history depth, the
     /// forgotten prefix being the feeds that can no longer be undone.
     history: Shelf<usize>,
@@ -156,44 +195,83 @@ pub struct Differ {
     marks: BTreeMap<u64, Mark>,
     stamps: HashMap<Rc<str>, u64>,
     next_stamp: u64,
+    /// At most this many feeds stay in the history.
+    undo_limit: usize,
     closed: bool,
 }
 
 impl Differ {
-    /// The cursor once the log is cut back to `log_end` events.
-    fn cursor_at(&self, log_end: usize) -> usize {
-        if log_end > self.log.start() { self.log.get(log_end - 1).cursor_after() } else { self.cursor_at_drained }
+    /// The cursor in `base` once the log is cut back to `log_end` events:
+    /// the last event's, if it was against `base`; else nothing was diffed
+    /// against `base` before that point, and it is 0.
+    fn cursor_at(&self, log_end: usize, base: &Rc<Base>) -> usize {
+        let last = if log_end > self.log.start() {
+            let event = self.log.get(log_end - 1);
+            Some((event.base(), event.cursor_after()))
+        } else {
+            self.drained_tail.as_ref().map(|(b, cursor)| (b, *cursor))
+        };
+        match last {
+            Some((b, cursor)) if Rc::ptr_eq(b, base) => cursor,
+            _ => 0,
+        }
+    }
+
+    fn cursor_now(&self) -> usize {
+        self.cursor_at(self.log.end(), &self.base)
     }
 
     /// The nearest baseline position in the window at `cursor` holding `token`.
     fn find(&self, token: &str, cursor: usize) -> Option<usize> {
-        let spots = self.positions.get(token)?;
+        let spots = self.base.positions.get(token)?;
         let at = *spots.get(spots.partition_point(|&p| p < cursor))?;
         (at - cursor <= self.lookahead).then_some(at)
     }
 
     fn render(&self, from: usize, to: usize) -> Vec<String> {
-        self.log.range(from, to).iter().map(|e| e.render(&self.baseline)).collect()
+        self.log.range(from, to).iter().map(Event::render).collect()
+    }
+
+    /// Deletes the current baseline from the cursor to its end.
+    fn delete_rest(&mut self) {
+        for at in self.cursor_now()..self.base.tokens.len() {
+            self.log.push(Event::Del(Rc::clone(&self.base), at));
+        }
     }
 
     /// Diffs `tokens` as one feed; returns its events.
     fn apply(&mut self, tokens: Vec<Rc<str>>) -> Vec<String> {
         let start = self.log.end();
-        let mut cursor = self.cursor_at(start);
+        let mut cursor = self.cursor_now();
         for token in tokens {
             match self.find(&token, cursor) {
                 Some(at) => {
                     for skipped in cursor..at {
-                        self.log.push(Event::Del(skipped));
+                        self.log.push(Event::Del(Rc::clone(&self.base), skipped));
                     }
-                    self.log.push(Event::Keep(at));
+                    self.log.push(Event::Keep(Rc::clone(&self.base), at));
                     cursor = at + 1;
                 }
-                None => self.log.push(Event::Ins { token, cursor }),
+                None => self.log.push(Event::Ins { token, base: Rc::clone(&self.base), cursor }),
             }
         }
         self.history.push(start);
+        self.forget_over_limit();
         self.render(start, self.log.end())
+    }
+
+    /// Forgets the oldest feeds of the history beyond the undo limit.
+    fn forget_over_limit(&mut self) -> usize {
+        let over = self.history.len().saturating_sub(self.undo_limit);
+        self.history.forget_front(over);
+        over
+    }
+
+    /// No feed so far can be undone any more.
+    fn forget_history(&mut self) {
+        let all = self.history.len();
+        self.history.forget_front(all);
+        self.redo = Vec::new();
     }
 
     /// Drops every label whose checkpoint lies deeper than the history now.
@@ -210,22 +288,17 @@ impl Differ {
 
 impl TokenStreamDiffer for Differ {
     fn new(baseline: Vec<String>, lookahead: usize) -> Self {
-        let baseline: Vec<Rc<str>> = baseline.into_iter().map(Rc::from).collect();
-        let mut positions: HashMap<Rc<str>, Vec<usize>> = HashMap::new();
-        for (at, token) in baseline.iter().enumerate() {
-            positions.entry(Rc::clone(token)).or_default().push(at);
-        }
         Differ {
-            baseline,
-            positions,
+            base: Base::new(baseline),
             lookahead,
             log: Shelf::new(),
-            cursor_at_drained: 0,
+            drained_tail: None,
             history: Shelf::new(),
             redo: Vec::new(),
             marks: BTreeMap::new(),
             stamps: HashMap::new(),
             next_stamp: 0,
+            undo_limit: usize::MAX,
             closed: false,
         }
     }
@@ -244,13 +317,9 @@ impl TokenStreamDiffer for Differ {
         }
         self.closed = true;
         let start = self.log.end();
-        for at in self.cursor_at(start)..self.baseline.len() {
-            self.log.push(Event::Del(at));
-        }
+        self.delete_rest();
         // Nothing can be undone or redone any more.
-        let depth = self.history.end();
-        self.history.forget_front(depth - self.history.start());
-        self.redo = Vec::new();
+        self.forget_history();
         self.render(start, self.log.end())
     }
 
@@ -259,7 +328,7 @@ impl TokenStreamDiffer for Differ {
     }
 
     fn cursor(&self) -> usize {
-        self.cursor_at(self.log.end())
+        self.cursor_now()
     }
 
     fn checkpoint(&mut self, label: String) -> Result<(), DiffError> {
@@ -273,7 +342,8 @@ impl TokenStreamDiffer for Differ {
         let stamp = self.next_stamp;
         self.next_stamp += 1;
         self.stamps.insert(Rc::clone(&label), stamp);
-        self.marks.insert(stamp, Mark { label, log_end: self.log.end(), depth: self.history.end() });
+        let mark = Mark { label, log_end: self.log.end(), depth: self.history.end(), base: Rc::clone(&self.base) };
+        self.marks.insert(stamp, mark);
         Ok(())
     }
 
@@ -286,12 +356,13 @@ impl TokenStreamDiffer for Differ {
         if mark.log_end < self.log.start() {
             return Err(DiffError::Drained);
         }
-        let (log_end, depth) = (mark.log_end, mark.depth);
-        // Every feed after the mark starts at or after `log_end`, which is not
-        // drained, so none of them was forgotten: `depth >= history.start()`.
+        let (log_end, depth, base) = (mark.log_end, mark.depth, Rc::clone(&mark.base));
+        // Feeds after the mark may have been forgotten (the undo limit, a
+        // rebase): truncating below the forgotten prefix empties the history.
         let removed = self.log.end() - log_end;
         self.log.truncate(log_end);
         self.history.truncate(depth);
+        self.base = base;
         self.redo.clear();
         for (_, later) in self.marks.split_off(&(stamp + 1)) {
             self.stamps.remove(&later.label);
@@ -317,7 +388,7 @@ impl TokenStreamDiffer for Differ {
         let mut end = self.log.end();
         for feed in (depth..self.history.end()).rev() {
             let start = *self.history.get(feed);
-            let tokens = self.log.range(start, end).iter().filter_map(|e| e.token(&self.baseline)).collect();
+            let tokens = self.log.range(start, end).iter().filter_map(Event::token).collect();
             self.redo.push(tokens);
             end = start;
         }
@@ -358,7 +429,8 @@ impl TokenStreamDiffer for Differ {
             return Vec::new();
         }
         let handed = self.render(from, to);
-        self.cursor_at_drained = self.cursor_at(to);
+        let last = self.log.get(to - 1);
+        self.drained_tail = Some((Rc::clone(last.base()), last.cursor_after()));
         self.log.forget_front(to - from);
         // A feed starting before the drained end lost an event (or precedes
         // one that did): it and every older feed are final.
@@ -370,6 +442,26 @@ impl TokenStreamDiffer for Differ {
         }
         self.history.forget_front(finals);
         handed
+    }
+
+    fn rebase(&mut self, baseline: Vec<String>) -> Result<Vec<String>, DiffError> {
+        if self.closed {
+            return Err(DiffError::Closed);
+        }
+        let start = self.log.end();
+        self.delete_rest();
+        self.base = Base::new(baseline);
+        // The history's feeds were diffed against the old baseline.
+        self.forget_history();
+        Ok(self.render(start, self.log.end()))
+    }
+
+    fn set_undo_limit(&mut self, limit: usize) -> Result<usize, DiffError> {
+        if self.closed {
+            return Err(DiffError::Closed);
+        }
+        self.undo_limit = limit;
+        Ok(self.forget_over_limit())
     }
 }
 

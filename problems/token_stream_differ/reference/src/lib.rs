@@ -3,11 +3,17 @@
 //! The state is a delta log, never a copy: the event log only grows at its
 //! end, and each feed remembers where the cursor and the log stood before
 //! it. Undo pops feeds off that history, a checkpoint is three integers
-//! (log length, cursor, number of feeds), and rollback truncates to them.
+//! (log length, cursor, number of feeds) and a shared pointer to its
+//! baseline, and rollback truncates to them.
 //! Positions are absolute (counted since `new`), so draining events from
 //! the front of the log does not disturb any stored position.
+//!
+//! A cursor means nothing without the baseline it indexes, so the baseline
+//! is shared (`Rc`) and each checkpoint holds the one it was taken against:
+//! no copy, and a replaced baseline is freed once no label can return to it.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use harness_contract::token_stream_differ::{DiffError, TokenStreamDiffer};
 
@@ -28,10 +34,12 @@ struct Checkpoint {
     cursor: usize,
     /// Absolute number of feeds in the history.
     feeds: usize,
+    /// The baseline `cursor` indexes: shared, never copied.
+    baseline: Rc<Vec<String>>,
 }
 
 pub struct Differ {
-    baseline: Vec<String>,
+    baseline: Rc<Vec<String>>,
     lookahead: usize,
     cursor: usize,
     /// The undrained events; `log[0]` sits at absolute position `drained`.
@@ -40,6 +48,8 @@ pub struct Differ {
     /// The feeds undo can still reach; `history[0]` is feed number `sealed`.
     history: VecDeque<Feed>,
     sealed: usize,
+    /// At most this many feeds stay undoable (`usize::MAX`: no limit).
+    undo_limit: usize,
     /// Token lists of undone feeds; the next one to redo is last.
     redo: Vec<Vec<String>>,
     /// In the order the labels were (last) taken.
@@ -90,20 +100,40 @@ impl Differ {
         }
         self.log.extend(emitted.iter().cloned());
         self.history.push_back(Feed { tokens, cursor_before, events_before });
+        // Here, not in `feed`: a redone feed counts against the limit too.
+        self.enforce_undo_limit();
         emitted
+    }
+
+    /// Makes the oldest undoable feeds final until at most `undo_limit`
+    /// remain; returns how many it made final. Popped from the front, so
+    /// the history never holds more than the limit.
+    fn enforce_undo_limit(&mut self) -> usize {
+        let over = self.history.len().saturating_sub(self.undo_limit);
+        self.history.drain(..over);
+        self.sealed += over;
+        over
+    }
+
+    /// Every feed so far becomes final (nothing before this point can be
+    /// undone any more).
+    fn seal_all(&mut self) {
+        self.sealed += self.history.len();
+        self.history.clear();
     }
 }
 
 impl TokenStreamDiffer for Differ {
     fn new(baseline: Vec<String>, lookahead: usize) -> Self {
         Differ {
-            baseline,
+            baseline: Rc::new(baseline),
             lookahead,
             cursor: 0,
             log: VecDeque::new(),
             drained: 0,
             history: VecDeque::new(),
             sealed: 0,
+            undo_limit: usize::MAX,
             redo: Vec::new(),
             checkpoints: Vec::new(),
             closed: false,
@@ -153,6 +183,7 @@ impl TokenStreamDiffer for Differ {
             events: self.total_events(),
             cursor: self.cursor,
             feeds: self.total_feeds(),
+            baseline: Rc::clone(&self.baseline),
         });
         Ok(())
     }
@@ -167,12 +198,21 @@ impl TokenStreamDiffer for Differ {
             return Err(DiffError::Drained);
         }
         let (events, cursor, feeds) = (target.events, target.cursor, target.feeds);
+        let baseline = Rc::clone(&target.baseline);
         let removed = self.total_events() - events;
         self.log.truncate(events - self.drained);
-        // Feeds after the label have no event before it, so none of them is
-        // sealed: `feeds >= self.sealed` here.
-        self.history.truncate(feeds - self.sealed);
+        // A rollback needs no history, only the label's positions: feeds
+        // made final by the undo limit or a rebase may lie after the label.
+        // (Drained ones never do: such a label is refused above.)
+        if feeds >= self.sealed {
+            self.history.truncate(feeds - self.sealed);
+        } else {
+            self.history.clear();
+            self.sealed = feeds;
+        }
         self.cursor = cursor;
+        // The cursor indexes the baseline the label was taken against.
+        self.baseline = baseline;
         self.redo.clear();
         // Later labels point into the abandoned future; a rollback to one of
         // them would "truncate" to a length past the end and corrupt state.
@@ -247,6 +287,31 @@ impl TokenStreamDiffer for Differ {
             self.sealed += 1;
         }
         out
+    }
+
+    fn rebase(&mut self, baseline: Vec<String>) -> Result<Vec<String>, DiffError> {
+        if self.closed {
+            return Err(DiffError::Closed);
+        }
+        // The rest of the old baseline is accounted for first, as close
+        // would do, against the old baseline.
+        let trailing: Vec<String> = self.baseline[self.cursor..].iter().map(|t| event("del", t)).collect();
+        self.log.extend(trailing.iter().cloned());
+        self.baseline = Rc::new(baseline);
+        self.cursor = 0;
+        // History entries hold cursors into the old baseline: no feed before
+        // the rebase can be undone or redone.
+        self.seal_all();
+        self.redo.clear();
+        Ok(trailing)
+    }
+
+    fn set_undo_limit(&mut self, limit: usize) -> Result<usize, DiffError> {
+        if self.closed {
+            return Err(DiffError::Closed);
+        }
+        self.undo_limit = limit;
+        Ok(self.enforce_undo_limit())
     }
 }
 
