@@ -68,15 +68,25 @@ pub enum Fault {
     UnterminatedString,
     /// Gate 2: a token spans more bytes than the limit.
     TokenTooLong,
+    /// Nesting: an opener that would open more containers than the bound.
+    TooDeep,
+    /// Nesting: a closer that does not close the innermost open container.
+    MismatchedClose,
+    /// Nesting: the stream closed with containers still open.
+    Unclosed,
 }
 
 impl Fault {
-    /// `"bad_escape"`, `"unterminated_string"` or `"token_too_long"`.
+    /// `"bad_escape"`, `"unterminated_string"`, `"token_too_long"`,
+    /// `"too_deep"`, `"mismatched_close"` or `"unclosed"`.
     pub fn name(self) -> &'static str {
         match self {
             Fault::BadEscape => "bad_escape",
             Fault::UnterminatedString => "unterminated_string",
             Fault::TokenTooLong => "token_too_long",
+            Fault::TooDeep => "too_deep",
+            Fault::MismatchedClose => "mismatched_close",
+            Fault::Unclosed => "unclosed",
         }
     }
 }
@@ -155,6 +165,18 @@ pub trait StreamingTokenizer {
     /// the stream (false, the default).
     fn set_recovery(&mut self, on: bool) {
         not_implemented("set_recovery")
+    }
+
+    // Nesting with a bound.
+
+    /// Turns the nesting checks on (they are off in a new tokenizer) and
+    /// sets the most containers that may be open at once.
+    fn set_max_depth(&mut self, max_depth: usize) {
+        not_implemented("set_max_depth")
+    }
+    /// How many containers are open now (0 while the checks are off).
+    fn depth(&self) -> usize {
+        not_implemented("depth")
     }
 }
 
@@ -241,6 +263,8 @@ pub mod driver {
         fn feed_at(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
         fn close_at(&mut self) -> Result<Vec<Placed>, Refusal>;
         fn set_recovery(&mut self, on: bool);
+        fn set_max_depth(&mut self, max_depth: usize);
+        fn depth(&mut self) -> usize;
     }
 
     impl<T: StreamingTokenizer> Driver for T {
@@ -321,6 +345,14 @@ pub mod driver {
         fn set_recovery(&mut self, on: bool) {
             StreamingTokenizer::set_recovery(self, on)
         }
+
+        fn set_max_depth(&mut self, max_depth: usize) {
+            StreamingTokenizer::set_max_depth(self, max_depth)
+        }
+
+        fn depth(&mut self) -> usize {
+            StreamingTokenizer::depth(self)
+        }
     }
 
     crate::contract! {
@@ -339,6 +371,8 @@ pub mod driver {
         fn feed_at(text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
         fn close_at() -> Result<Vec<Placed>, Refusal>;
         fn set_recovery(on: bool) -> ();
+        fn set_max_depth(max_depth: usize) -> ();
+        fn depth() -> usize;
     }
 
     #[cfg(test)]

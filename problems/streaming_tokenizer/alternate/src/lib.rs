@@ -11,6 +11,9 @@
 //! last one was an unpaired backslash), so the cost stays linear. Escapes
 //! are checked as they arrive and decoded once, when the string closes;
 //! bare tokens are classified once, when they end.
+//!
+//! Nesting is a counter and one bit per open level (`{` or `[`), kept in
+//! a vector of words that grows only with the depth.
 
 use harness_contract::streaming_tokenizer::{Fault, Kind, Refusal, StreamingTokenizer, Token};
 
@@ -41,6 +44,12 @@ pub struct Tokenizer {
     last: (u64, u64),
     /// Where the unfinished token (or the skipped region) began.
     began: (u64, u64),
+    /// The nesting checks: whether they are on, the bound, how many
+    /// containers are open, and one bit per open level (1 for `{`).
+    checking: bool,
+    bound: usize,
+    levels: usize,
+    braces: Vec<u64>,
 }
 
 fn delimits(b: u8) -> bool {
@@ -89,6 +98,43 @@ fn decode(raw: &[u8]) -> String {
 }
 
 impl Tokenizer {
+    fn brace_at(&self, level: usize) -> bool {
+        self.braces[level / 64] >> (level % 64) & 1 == 1
+    }
+
+    fn set_brace(&mut self, level: usize, brace: bool) {
+        if level / 64 == self.braces.len() {
+            self.braces.push(0);
+        }
+        let bit = 1u64 << (level % 64);
+        if brace {
+            self.braces[level / 64] |= bit;
+        } else {
+            self.braces[level / 64] &= !bit;
+        }
+    }
+
+    /// The nesting check of punctuation `b`: the fault it is, if any;
+    /// otherwise the container is opened or closed.
+    fn structure(&mut self, b: u8) -> Option<Fault> {
+        match b {
+            b'[' | b'{' if self.levels >= self.bound => Some(Fault::TooDeep),
+            b'[' | b'{' => {
+                self.set_brace(self.levels, b == b'{');
+                self.levels += 1;
+                None
+            }
+            b']' | b'}' => {
+                if self.levels == 0 || self.brace_at(self.levels - 1) != (b == b'}') {
+                    return Some(Fault::MismatchedClose);
+                }
+                self.levels -= 1;
+                None
+            }
+            _ => None,
+        }
+    }
+
     /// Moves the position over one byte.
     fn step(&mut self, b: u8) {
         if b & 0b1100_0000 != 0b1000_0000 {
@@ -158,7 +204,14 @@ impl Tokenizer {
             b'{' | b'}' | b'[' | b']' | b':' | b',' => {
                 if self.take(&chunk[i..=i], out).1 {
                     self.raw.clear();
-                    self.emit(out, Kind::Punct, (b as char).to_string(), self.began);
+                    let fault = if self.checking { self.structure(b) } else { None };
+                    match fault {
+                        Some(f) => {
+                            let at = self.began;
+                            self.fault(f, at, 1, false, out);
+                        }
+                        None => self.emit(out, Kind::Punct, (b as char).to_string(), self.began),
+                    }
                 }
                 i + 1
             }
@@ -270,6 +323,10 @@ impl StreamingTokenizer for Tokenizer {
             col: 1,
             last: (1, 1),
             began: (1, 1),
+            checking: false,
+            bound: 0,
+            levels: 0,
+            braces: Vec::new(),
         }
     }
 
@@ -308,6 +365,10 @@ impl StreamingTokenizer for Tokenizer {
             }
             Mode::Skip => self.finish_skip(&mut out),
         }
+        if self.checking && self.levels > 0 && self.mode != Mode::Dead {
+            out.push(Token::error(Fault::Unclosed).at(self.line, self.col));
+        }
+        self.levels = 0;
         self.mode = Mode::Done;
         self.raw = Vec::new();
         Ok(out)
@@ -326,6 +387,18 @@ impl StreamingTokenizer for Tokenizer {
 
     fn set_recovery(&mut self, on: bool) {
         self.recovering = on;
+    }
+
+    fn set_max_depth(&mut self, max_depth: usize) {
+        self.checking = true;
+        self.bound = max_depth;
+    }
+
+    fn depth(&self) -> usize {
+        match self.mode {
+            Mode::Dead | Mode::Done => 0,
+            _ => self.levels,
+        }
     }
 }
 

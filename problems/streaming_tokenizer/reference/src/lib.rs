@@ -12,6 +12,9 @@
 //! that ends a token is ASCII, so a complete token is whole UTF-8. Columns
 //! count characters by counting the bytes that start one (every byte but
 //! the `10xxxxxx` continuation bytes), which needs no decoding either.
+//!
+//! Nesting, once `set_max_depth` turns it on, is a stack of the openers
+//! still open, touched only where a punctuation token is emitted.
 
 use harness_contract::streaming_tokenizer::{Fault, Kind, Refusal, StreamingTokenizer, Token};
 
@@ -54,6 +57,11 @@ pub struct Lexer {
     recover: bool,
     /// Bytes skipped so far while recovering.
     skipped: u64,
+    /// Whether the nesting checks are on, and their bound.
+    nesting: bool,
+    max_depth: usize,
+    /// The openers (`[` or `{`) of the containers open now, innermost last.
+    open: Vec<u8>,
     /// The line of the next byte.
     line: u64,
     /// The column the next character will have.
@@ -73,6 +81,11 @@ fn is_punct(b: u8) -> bool {
 /// Whether a byte ends a bare token.
 fn ends_bare(b: u8) -> bool {
     is_space(b) || is_punct(b) || b == b'"'
+}
+
+/// The opener a closer closes.
+fn opener_of(closer: u8) -> Option<u8> {
+    [(b']', b'['), (b'}', b'{')].into_iter().find(|&(c, _)| c == closer).map(|(_, o)| o)
 }
 
 /// What `\x` stands for in a string, if it is a valid escape.
@@ -161,6 +174,9 @@ impl Lexer {
             return;
         }
         if is_punct(b) {
+            if self.nesting && !self.nest(b, at, out) {
+                return;
+            }
             out.push(self.token(Kind::Punct, (b as char).to_string(), at));
             self.span = 0;
         } else if b == b'"' {
@@ -169,6 +185,25 @@ impl Lexer {
             self.text.push(b);
             self.state = State::Bare;
         }
+    }
+
+    /// Opens or closes a container for punctuation `b` (at `at`); false
+    /// (after reporting the fault) if the nesting forbids it.
+    fn nest(&mut self, b: u8, at: Pos, out: &mut Vec<Token>) -> bool {
+        if b == b'[' || b == b'{' {
+            if self.open.len() + 1 > self.max_depth {
+                self.fault(Fault::TooDeep, at, false, out);
+                return false;
+            }
+            self.open.push(b);
+        } else if let Some(opener) = opener_of(b) {
+            if self.open.last() != Some(&opener) {
+                self.fault(Fault::MismatchedClose, at, false, out);
+                return false;
+            }
+            self.open.pop();
+        }
+        true
     }
 
     fn emit_bare(&mut self, out: &mut Vec<Token>) {
@@ -249,6 +284,9 @@ impl StreamingTokenizer for Lexer {
             limit: DEFAULT_LIMIT,
             recover: false,
             skipped: 0,
+            nesting: false,
+            max_depth: 0,
+            open: Vec::new(),
             line: 1,
             next_column: 1,
             here: Pos::default(),
@@ -286,6 +324,13 @@ impl StreamingTokenizer for Lexer {
             }
             State::Skipping => self.end_skip(&mut out),
         }
+        // The end of the stream closes no container: one still open is a
+        // fault, after the pending token, unless the stream already broke.
+        if self.nesting && !self.open.is_empty() && self.state != State::Broken {
+            let end = Pos { line: self.line, column: self.next_column };
+            out.push(Token::error(Fault::Unclosed).at(end.line, end.column));
+        }
+        self.open = Vec::new();
         self.state = State::Closed;
         Ok(out)
     }
@@ -303,6 +348,19 @@ impl StreamingTokenizer for Lexer {
 
     fn set_recovery(&mut self, on: bool) {
         self.recover = on;
+    }
+
+    fn set_max_depth(&mut self, max_depth: usize) {
+        // Containers count from the first call on: none is open before it.
+        self.nesting = true;
+        self.max_depth = max_depth;
+    }
+
+    fn depth(&self) -> usize {
+        match self.state {
+            State::Broken | State::Closed => 0,
+            _ => self.open.len(),
+        }
     }
 }
 

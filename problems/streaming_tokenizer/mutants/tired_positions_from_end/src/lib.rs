@@ -20,6 +20,8 @@ pub struct Lex {
     col: u64,
     start: (u64, u64),
     cur: (u64, u64),
+    max_depth: Option<usize>,
+    stack: Vec<u8>,
 }
 
 fn delim(b: u8) -> bool {
@@ -162,6 +164,27 @@ impl Lex {
                 self.start = self.cur;
                 self.size = 0;
                 if self.grow(out) {
+                    if let Some(max) = self.max_depth {
+                        let bad = match b {
+                            b'[' | b'{' => self.stack.len() >= max,
+                            b']' => self.stack.last() != Some(&b'['),
+                            b'}' => self.stack.last() != Some(&b'{'),
+                            _ => false,
+                        };
+                        if bad {
+                            let f = if matches!(b, b'[' | b'{') { Fault::TooDeep } else { Fault::MismatchedClose };
+                            let at = self.cur;
+                            self.fault(f, at, false, out);
+                            return;
+                        }
+                        match b {
+                            b'[' | b'{' => self.stack.push(b),
+                            b']' | b'}' => {
+                                self.stack.pop();
+                            }
+                            _ => {}
+                        }
+                    }
                     out.push(self.tok(Kind::Punct, (b as char).to_string(), self.start));
                     self.size = 0;
                 }
@@ -203,6 +226,8 @@ impl StreamingTokenizer for Lex {
             col: 1,
             start: (1, 1),
             cur: (1, 1),
+            max_depth: None,
+            stack: Vec::new(),
         }
     }
 
@@ -240,6 +265,9 @@ impl StreamingTokenizer for Lex {
         } else if self.in_bare {
             self.emit_bare(&mut out);
         }
+        if self.max_depth.is_some() && !self.stack.is_empty() && !self.broken {
+            out.push(Token::error(Fault::Unclosed).at(self.line, self.col));
+        }
         Ok(out)
     }
 
@@ -259,6 +287,14 @@ impl StreamingTokenizer for Lex {
 
     fn set_recovery(&mut self, on: bool) {
         self.recovery = on;
+    }
+
+    fn set_max_depth(&mut self, max_depth: usize) {
+        self.max_depth = Some(max_depth);
+    }
+
+    fn depth(&self) -> usize {
+        if self.broken || self.closed { 0 } else { self.stack.len() }
     }
 }
 
