@@ -43,10 +43,13 @@ pub enum Kind {
     Error,
     /// Gate 4: input skipped after a fault; the text is the number of bytes.
     Gap,
+    /// Truncation: follows a token cut short; the text is the token's size.
+    Truncated,
 }
 
 impl Kind {
-    /// `"punct"`, `"string"`, `"number"`, `"word"`, `"error"` or `"gap"`.
+    /// `"punct"`, `"string"`, `"number"`, `"word"`, `"error"`, `"gap"` or
+    /// `"truncated"`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Punct => "punct",
@@ -55,6 +58,7 @@ impl Kind {
             Kind::Word => "word",
             Kind::Error => "error",
             Kind::Gap => "gap",
+            Kind::Truncated => "truncated",
         }
     }
 }
@@ -118,6 +122,11 @@ impl Token {
         Token::new(Kind::Gap, bytes.to_string())
     }
 
+    /// The marker that follows a truncated token of `size` bytes.
+    pub fn truncated(size: u64) -> Token {
+        Token::new(Kind::Truncated, size.to_string())
+    }
+
     /// The same token, positioned.
     pub fn at(self, line: u64, column: u64) -> Token {
         Token { line, column, ..self }
@@ -177,6 +186,14 @@ pub trait StreamingTokenizer {
     /// How many containers are open now (0 while the checks are off).
     fn depth(&self) -> usize {
         not_implemented("depth")
+    }
+
+    // Truncate and flag.
+
+    /// Whether a token that passes the limit is truncated and flagged
+    /// (true) or a `token_too_long` fault (false, the default).
+    fn set_truncate(&mut self, on: bool) {
+        not_implemented("set_truncate")
     }
 }
 
@@ -265,6 +282,7 @@ pub mod driver {
         fn set_recovery(&mut self, on: bool);
         fn set_max_depth(&mut self, max_depth: usize);
         fn depth(&mut self) -> usize;
+        fn set_truncate(&mut self, on: bool);
     }
 
     impl<T: StreamingTokenizer> Driver for T {
@@ -353,6 +371,10 @@ pub mod driver {
         fn depth(&mut self) -> usize {
             StreamingTokenizer::depth(self)
         }
+
+        fn set_truncate(&mut self, on: bool) {
+            StreamingTokenizer::set_truncate(self, on)
+        }
     }
 
     crate::contract! {
@@ -373,6 +395,7 @@ pub mod driver {
         fn set_recovery(on: bool) -> ();
         fn set_max_depth(max_depth: usize) -> ();
         fn depth() -> usize;
+        fn set_truncate(on: bool) -> ();
     }
 
     #[cfg(test)]

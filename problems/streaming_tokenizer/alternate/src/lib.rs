@@ -12,6 +12,9 @@
 //! are checked as they arrive and decoded once, when the string closes;
 //! bare tokens are classified once, when they end.
 //!
+//! Truncation keeps the first `limit` raw bytes and counts the rest; the
+//! number automaton runs over every run of a bare token, kept or not.
+//!
 //! Nesting is a counter and one bit per open level (`{` or `[`), kept in
 //! a vector of words that grows only with the depth.
 
@@ -50,6 +53,12 @@ pub struct Tokenizer {
     bound: usize,
     levels: usize,
     braces: Vec<u64>,
+    /// Truncation: whether it is the policy, whether the unfinished token
+    /// has dropped bytes, how many, and its number automaton.
+    truncating: bool,
+    cut: bool,
+    extra: usize,
+    shape: u8,
 }
 
 fn delimits(b: u8) -> bool {
@@ -60,26 +69,35 @@ fn valid_escape(b: u8) -> bool {
     matches!(b, b'"' | b'\\' | b'n' | b't')
 }
 
-/// A small automaton for `-?[0-9]+(\.[0-9]+)?`.
-fn numeric(s: &[u8]) -> bool {
-    // 0 start, 1 after '-', 2 in integer digits, 3 after '.', 4 in fraction digits
-    let mut st = 0u8;
-    for &b in s {
+/// A small automaton for `-?[0-9]+(\.[0-9]+)?`, fed a run at a time so
+/// that a bare token is classified as its bytes go by, kept or not.
+/// 0 start, 1 after '-', 2 in integer digits, 3 after '.', 4 in fraction
+/// digits, 9 not a number.
+fn numeric(mut st: u8, run: &[u8]) -> u8 {
+    for &b in run {
         st = match (st, b) {
             (0, b'-') => 1,
             (0..=2, b'0'..=b'9') => 2,
             (2, b'.') => 3,
             (3 | 4, b'0'..=b'9') => 4,
-            _ => return false,
+            _ => return 9,
         };
     }
-    st == 2 || st == 4
+    st
 }
 
-/// The content of a complete string token `raw` (quotes included), with
-/// its (already validated) escapes decoded.
-fn decode(raw: &[u8]) -> String {
-    let inner = &raw[1..raw.len() - 1];
+/// Drops the end of `bytes` that is not a whole UTF-8 character.
+fn whole(mut bytes: Vec<u8>) -> String {
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        bytes.truncate(e.valid_up_to());
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The content `inner` of a string token (between its quotes, or after the
+/// opening quote of a truncated one), with its (already validated) escapes
+/// decoded; a backslash cut off from its escape is left out.
+fn decode(inner: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(inner.len());
     let mut it = inner.iter();
     while let Some(&b) = it.next() {
@@ -94,7 +112,7 @@ fn decode(raw: &[u8]) -> String {
             bytes.push(b);
         }
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+    bytes
 }
 
 impl Tokenizer {
@@ -151,11 +169,22 @@ impl Tokenizer {
         out.push(Token::new(kind, text).at(at.0, at.1));
     }
 
+    /// Emits a finished token, and its marker if it was truncated (`size`
+    /// must be taken before `raw` is cleared).
+    fn emit_sized(&mut self, out: &mut Vec<Token>, kind: Kind, text: String, size: usize) {
+        self.emit(out, kind, text, self.began);
+        if self.cut {
+            self.emit(out, Kind::Truncated, size.to_string(), self.began);
+        }
+        self.cut = false;
+        self.extra = 0;
+    }
+
     /// Reports a fault at `at`. `extra` bytes of the broken token were seen
     /// but not buffered. `by_newline`: the revealing byte was a newline.
     fn fault(&mut self, what: Fault, at: (u64, u64), extra: u64, by_newline: bool, out: &mut Vec<Token>) {
         out.push(Token::error(what).at(at.0, at.1));
-        let seen = self.raw.len() as u64 + extra;
+        let seen = (self.raw.len() + self.extra) as u64 + extra;
         self.raw.clear();
         if self.recovering {
             self.dropped = seen;
@@ -178,11 +207,20 @@ impl Tokenizer {
     /// Buffers `run` (no newline in it) onto the token, as far as the limit
     /// allows. Returns the bytes consumed and whether they all fitted; if
     /// not, the byte that passed the limit was consumed and reported.
+    /// Truncating, what does not fit is counted in `extra` and dropped, and
+    /// so is everything after it in the same token.
     fn take(&mut self, run: &[u8], out: &mut Vec<Token>) -> (usize, bool) {
-        let room = self.limit.saturating_sub(self.raw.len());
+        let room = if self.cut { 0 } else { self.limit.saturating_sub(self.raw.len()) };
         if run.len() <= room {
             run.iter().for_each(|&b| self.step(b));
             self.raw.extend_from_slice(run);
+            return (run.len(), true);
+        }
+        if self.cut || self.truncating {
+            run.iter().for_each(|&b| self.step(b));
+            self.raw.extend_from_slice(&run[..room]);
+            self.extra += run.len() - room;
+            self.cut = true;
             return (run.len(), true);
         }
         run[..=room].iter().for_each(|&b| self.step(b));
@@ -200,6 +238,9 @@ impl Tokenizer {
         }
         self.began = (self.line, self.col);
         self.raw.clear();
+        self.cut = false;
+        self.extra = 0;
+        self.shape = 0;
         match b {
             b'{' | b'}' | b'[' | b']' | b':' | b',' => {
                 if self.take(&chunk[i..=i], out).1 {
@@ -210,7 +251,10 @@ impl Tokenizer {
                             let at = self.began;
                             self.fault(f, at, 1, false, out);
                         }
-                        None => self.emit(out, Kind::Punct, (b as char).to_string(), self.began),
+                        None => {
+                            let text = if self.cut { String::new() } else { (b as char).to_string() };
+                            self.emit_sized(out, Kind::Punct, text, 1);
+                        }
                     }
                 }
                 i + 1
@@ -229,10 +273,10 @@ impl Tokenizer {
     }
 
     fn finish_word(&mut self, out: &mut Vec<Token>) {
-        let kind = if numeric(&self.raw) { Kind::Number } else { Kind::Word };
-        let text = String::from_utf8_lossy(&self.raw).into_owned();
-        self.raw.clear();
-        self.emit(out, kind, text, self.began);
+        let kind = if matches!(self.shape, 2 | 4) { Kind::Number } else { Kind::Word };
+        let size = self.raw.len() + self.extra;
+        let text = whole(std::mem::take(&mut self.raw));
+        self.emit_sized(out, kind, text, size);
         self.mode = Mode::Idle;
     }
 
@@ -242,6 +286,7 @@ impl Tokenizer {
         if !fitted {
             return i + used;
         }
+        self.shape = numeric(self.shape, &chunk[i..end]);
         if end < chunk.len() {
             self.finish_word(out);
         }
@@ -287,9 +332,13 @@ impl Tokenizer {
             }
             _ => {
                 if self.take(&chunk[stop..=stop], out).1 {
-                    let text = decode(&self.raw);
+                    let size = self.raw.len() + self.extra;
+                    // Cut short, the kept bytes hold no closing quote (and
+                    // with a limit of 0, not even the opening one).
+                    let end = if self.cut { self.raw.len() } else { self.raw.len() - 1 };
+                    let text = whole(decode(&self.raw[end.min(1)..end]));
                     self.raw.clear();
-                    self.emit(out, Kind::Str, text, self.began);
+                    self.emit_sized(out, Kind::Str, text, size);
                     self.mode = Mode::Idle;
                 }
             }
@@ -327,6 +376,10 @@ impl StreamingTokenizer for Tokenizer {
             bound: 0,
             levels: 0,
             braces: Vec::new(),
+            truncating: false,
+            cut: false,
+            extra: 0,
+            shape: 0,
         }
     }
 
@@ -380,13 +433,17 @@ impl StreamingTokenizer for Tokenizer {
 
     fn buffered(&self) -> usize {
         match self.mode {
-            Mode::Word | Mode::Quoted { .. } => self.raw.len(),
+            Mode::Word | Mode::Quoted { .. } => self.raw.len() + self.extra,
             _ => 0,
         }
     }
 
     fn set_recovery(&mut self, on: bool) {
         self.recovering = on;
+    }
+
+    fn set_truncate(&mut self, on: bool) {
+        self.truncating = on;
     }
 
     fn set_max_depth(&mut self, max_depth: usize) {

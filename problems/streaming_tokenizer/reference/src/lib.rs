@@ -57,6 +57,12 @@ pub struct Lexer {
     recover: bool,
     /// Bytes skipped so far while recovering.
     skipped: u64,
+    /// Whether a token past the limit is truncated rather than a fault.
+    truncate: bool,
+    /// Whether the unfinished token has dropped a byte (it is truncated).
+    dropping: bool,
+    /// Where the number automaton is after the bare token's bytes so far.
+    shape: u8,
     /// Whether the nesting checks are on, and their bound.
     nesting: bool,
     max_depth: usize,
@@ -99,6 +105,25 @@ fn unescape(b: u8) -> Option<u8> {
     }
 }
 
+/// The number automaton for `-?[0-9]+(\.[0-9]+)?`, one byte at a time:
+/// 0 start, 1 after the minus, 2 in the digits, 3 after the point, 4 in
+/// the fraction (2 and 4 accept), 5 not a number.
+const SHAPE_START: u8 = 0;
+
+fn shape_step(state: u8, b: u8) -> u8 {
+    match (state, b) {
+        (0, b'-') => 1,
+        (0..=2, b'0'..=b'9') => 2,
+        (2, b'.') => 3,
+        (3 | 4, b'0'..=b'9') => 4,
+        _ => 5,
+    }
+}
+
+fn number_or_word(shape: u8) -> Kind {
+    if matches!(shape, 2 | 4) { Kind::Number } else { Kind::Word }
+}
+
 /// `-?[0-9]+(\.[0-9]+)?`
 fn is_number(s: &[u8]) -> bool {
     let digits = |p: &[u8]| !p.is_empty() && p.iter().all(u8::is_ascii_digit);
@@ -131,12 +156,43 @@ impl Lexer {
     /// Counts byte `b` (at `at`) into the unfinished token; false (after
     /// reporting the fault) if that makes the token longer than the limit.
     fn join(&mut self, at: Pos, out: &mut Vec<Token>) -> bool {
+        if self.dropping || (self.truncate && self.span >= self.limit) {
+            // Truncated: this byte and every later one of the token are
+            // dropped, only counted.
+            self.span += 1;
+            self.dropping = true;
+            return true;
+        }
         self.span += 1;
         if self.span > self.limit {
             self.fault(Fault::TokenTooLong, at, false, out);
             return false;
         }
         true
+    }
+
+    /// Keeps byte `b` of the token's text, unless the token is truncated.
+    fn keep(&mut self, b: u8) {
+        if !self.dropping {
+            self.text.push(b);
+        }
+    }
+
+    /// A truncated token's text ends at its last whole character: the
+    /// limit may have cut one in two.
+    fn whole_characters(&mut self) {
+        if self.dropping {
+            if let Err(e) = std::str::from_utf8(&self.text) {
+                self.text.truncate(e.valid_up_to());
+            }
+        }
+    }
+
+    /// After a token is emitted: the marker, if it was truncated.
+    fn flag(&mut self, out: &mut Vec<Token>) {
+        if self.dropping {
+            out.push(Token::truncated(self.span as u64).at(self.start.line, self.start.column));
+        }
     }
 
     /// Reports `fault`, revealed by the character at `at`, then breaks the
@@ -170,6 +226,7 @@ impl Lexer {
         self.start = at;
         self.span = 0;
         self.text.clear();
+        self.dropping = false;
         if !self.join(at, out) {
             return;
         }
@@ -177,12 +234,15 @@ impl Lexer {
             if self.nesting && !self.nest(b, at, out) {
                 return;
             }
-            out.push(self.token(Kind::Punct, (b as char).to_string(), at));
+            let text = if self.dropping { String::new() } else { (b as char).to_string() };
+            out.push(self.token(Kind::Punct, text, at));
+            self.flag(out);
             self.span = 0;
         } else if b == b'"' {
             self.state = State::InString;
         } else {
-            self.text.push(b);
+            self.keep(b);
+            self.shape = shape_step(SHAPE_START, b);
             self.state = State::Bare;
         }
     }
@@ -207,9 +267,13 @@ impl Lexer {
     }
 
     fn emit_bare(&mut self, out: &mut Vec<Token>) {
+        self.whole_characters();
         let kind = if is_number(&self.text) { Kind::Number } else { Kind::Word };
         let text = String::from_utf8_lossy(&self.text).into_owned();
+        // Truncated, the kept text is not the whole token: its kind is.
+        let kind = if self.dropping { number_or_word(self.shape) } else { kind };
         out.push(self.token(kind, text, self.start));
+        self.flag(out);
         self.text.clear();
         self.span = 0;
         self.state = State::Between;
@@ -224,15 +288,18 @@ impl Lexer {
                     self.emit_bare(out);
                     self.begin(b, at, out);
                 } else if self.join(at, out) {
-                    self.text.push(b);
+                    self.shape = shape_step(self.shape, b);
+                    self.keep(b);
                 }
             }
             State::InString => match b {
                 b'"' => {
                     if self.join(at, out) {
+                        self.whole_characters();
                         let text = String::from_utf8_lossy(&self.text).into_owned();
                         out.push(self.token(Kind::Str, text, self.start));
                         self.text.clear();
+                        self.flag(out);
                         self.span = 0;
                         self.state = State::Between;
                     }
@@ -245,14 +312,14 @@ impl Lexer {
                 b'\n' => self.fault(Fault::UnterminatedString, at, true, out),
                 _ => {
                     if self.join(at, out) {
-                        self.text.push(b);
+                        self.keep(b);
                     }
                 }
             },
             State::Escape => match unescape(b) {
                 Some(c) => {
                     if self.join(at, out) {
-                        self.text.push(c);
+                        self.keep(c);
                         self.state = State::InString;
                     }
                 }
@@ -284,6 +351,9 @@ impl StreamingTokenizer for Lexer {
             limit: DEFAULT_LIMIT,
             recover: false,
             skipped: 0,
+            truncate: false,
+            dropping: false,
+            shape: SHAPE_START,
             nesting: false,
             max_depth: 0,
             open: Vec::new(),
@@ -348,6 +418,10 @@ impl StreamingTokenizer for Lexer {
 
     fn set_recovery(&mut self, on: bool) {
         self.recover = on;
+    }
+
+    fn set_truncate(&mut self, on: bool) {
+        self.truncate = on;
     }
 
     fn set_max_depth(&mut self, max_depth: usize) {
