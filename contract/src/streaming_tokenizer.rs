@@ -43,10 +43,13 @@ pub enum Kind {
     Error,
     /// Gate 4: input skipped after a fault; the text is the number of bytes.
     Gap,
+    /// Truncation: follows a token cut short; the text is the token's size.
+    Truncated,
 }
 
 impl Kind {
-    /// `"punct"`, `"string"`, `"number"`, `"word"`, `"error"` or `"gap"`.
+    /// `"punct"`, `"string"`, `"number"`, `"word"`, `"error"`, `"gap"` or
+    /// `"truncated"`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Punct => "punct",
@@ -55,6 +58,7 @@ impl Kind {
             Kind::Word => "word",
             Kind::Error => "error",
             Kind::Gap => "gap",
+            Kind::Truncated => "truncated",
         }
     }
 }
@@ -68,15 +72,25 @@ pub enum Fault {
     UnterminatedString,
     /// Gate 2: a token spans more bytes than the limit.
     TokenTooLong,
+    /// Nesting: an opener that would open more containers than the bound.
+    TooDeep,
+    /// Nesting: a closer that does not close the innermost open container.
+    MismatchedClose,
+    /// Nesting: the stream closed with containers still open.
+    Unclosed,
 }
 
 impl Fault {
-    /// `"bad_escape"`, `"unterminated_string"` or `"token_too_long"`.
+    /// `"bad_escape"`, `"unterminated_string"`, `"token_too_long"`,
+    /// `"too_deep"`, `"mismatched_close"` or `"unclosed"`.
     pub fn name(self) -> &'static str {
         match self {
             Fault::BadEscape => "bad_escape",
             Fault::UnterminatedString => "unterminated_string",
             Fault::TokenTooLong => "token_too_long",
+            Fault::TooDeep => "too_deep",
+            Fault::MismatchedClose => "mismatched_close",
+            Fault::Unclosed => "unclosed",
         }
     }
 }
@@ -106,6 +120,11 @@ impl Token {
     /// Gate 4: a gap token for `bytes` skipped bytes.
     pub fn gap(bytes: u64) -> Token {
         Token::new(Kind::Gap, bytes.to_string())
+    }
+
+    /// The marker that follows a truncated token of `size` bytes.
+    pub fn truncated(size: u64) -> Token {
+        Token::new(Kind::Truncated, size.to_string())
     }
 
     /// The same token, positioned.
@@ -155,6 +174,26 @@ pub trait StreamingTokenizer {
     /// the stream (false, the default).
     fn set_recovery(&mut self, on: bool) {
         not_implemented("set_recovery")
+    }
+
+    // Nesting with a bound.
+
+    /// Turns the nesting checks on (they are off in a new tokenizer) and
+    /// sets the most containers that may be open at once.
+    fn set_max_depth(&mut self, max_depth: usize) {
+        not_implemented("set_max_depth")
+    }
+    /// How many containers are open now (0 while the checks are off).
+    fn depth(&self) -> usize {
+        not_implemented("depth")
+    }
+
+    // Truncate and flag.
+
+    /// Whether a token that passes the limit is truncated and flagged
+    /// (true) or a `token_too_long` fault (false, the default).
+    fn set_truncate(&mut self, on: bool) {
+        not_implemented("set_truncate")
     }
 }
 
@@ -241,6 +280,9 @@ pub mod driver {
         fn feed_at(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
         fn close_at(&mut self) -> Result<Vec<Placed>, Refusal>;
         fn set_recovery(&mut self, on: bool);
+        fn set_max_depth(&mut self, max_depth: usize);
+        fn depth(&mut self) -> usize;
+        fn set_truncate(&mut self, on: bool);
     }
 
     impl<T: StreamingTokenizer> Driver for T {
@@ -321,6 +363,18 @@ pub mod driver {
         fn set_recovery(&mut self, on: bool) {
             StreamingTokenizer::set_recovery(self, on)
         }
+
+        fn set_max_depth(&mut self, max_depth: usize) {
+            StreamingTokenizer::set_max_depth(self, max_depth)
+        }
+
+        fn depth(&mut self) -> usize {
+            StreamingTokenizer::depth(self)
+        }
+
+        fn set_truncate(&mut self, on: bool) {
+            StreamingTokenizer::set_truncate(self, on)
+        }
     }
 
     crate::contract! {
@@ -339,6 +393,9 @@ pub mod driver {
         fn feed_at(text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
         fn close_at() -> Result<Vec<Placed>, Refusal>;
         fn set_recovery(on: bool) -> ();
+        fn set_max_depth(max_depth: usize) -> ();
+        fn depth() -> usize;
+        fn set_truncate(on: bool) -> ();
     }
 
     #[cfg(test)]

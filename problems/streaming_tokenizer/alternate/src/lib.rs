@@ -11,6 +11,12 @@
 //! last one was an unpaired backslash), so the cost stays linear. Escapes
 //! are checked as they arrive and decoded once, when the string closes;
 //! bare tokens are classified once, when they end.
+//!
+//! Truncation keeps the first `limit` raw bytes and counts the rest; the
+//! number automaton runs over every run of a bare token, kept or not.
+//!
+//! Nesting is a counter and one bit per open level (`{` or `[`), kept in
+//! a vector of words that grows only with the depth.
 
 use harness_contract::streaming_tokenizer::{Fault, Kind, Refusal, StreamingTokenizer, Token};
 
@@ -41,6 +47,18 @@ pub struct Tokenizer {
     last: (u64, u64),
     /// Where the unfinished token (or the skipped region) began.
     began: (u64, u64),
+    /// The nesting checks: whether they are on, the bound, how many
+    /// containers are open, and one bit per open level (1 for `{`).
+    checking: bool,
+    bound: usize,
+    levels: usize,
+    braces: Vec<u64>,
+    /// Truncation: whether it is the policy, whether the unfinished token
+    /// has dropped bytes, how many, and its number automaton.
+    truncating: bool,
+    cut: bool,
+    extra: usize,
+    shape: u8,
 }
 
 fn delimits(b: u8) -> bool {
@@ -51,26 +69,35 @@ fn valid_escape(b: u8) -> bool {
     matches!(b, b'"' | b'\\' | b'n' | b't')
 }
 
-/// A small automaton for `-?[0-9]+(\.[0-9]+)?`.
-fn numeric(s: &[u8]) -> bool {
-    // 0 start, 1 after '-', 2 in integer digits, 3 after '.', 4 in fraction digits
-    let mut st = 0u8;
-    for &b in s {
+/// A small automaton for `-?[0-9]+(\.[0-9]+)?`, fed a run at a time so
+/// that a bare token is classified as its bytes go by, kept or not.
+/// 0 start, 1 after '-', 2 in integer digits, 3 after '.', 4 in fraction
+/// digits, 9 not a number.
+fn numeric(mut st: u8, run: &[u8]) -> u8 {
+    for &b in run {
         st = match (st, b) {
             (0, b'-') => 1,
             (0..=2, b'0'..=b'9') => 2,
             (2, b'.') => 3,
             (3 | 4, b'0'..=b'9') => 4,
-            _ => return false,
+            _ => return 9,
         };
     }
-    st == 2 || st == 4
+    st
 }
 
-/// The content of a complete string token `raw` (quotes included), with
-/// its (already validated) escapes decoded.
-fn decode(raw: &[u8]) -> String {
-    let inner = &raw[1..raw.len() - 1];
+/// Drops the end of `bytes` that is not a whole UTF-8 character.
+fn whole(mut bytes: Vec<u8>) -> String {
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        bytes.truncate(e.valid_up_to());
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The content `inner` of a string token (between its quotes, or after the
+/// opening quote of a truncated one), with its (already validated) escapes
+/// decoded; a backslash cut off from its escape is left out.
+fn decode(inner: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(inner.len());
     let mut it = inner.iter();
     while let Some(&b) = it.next() {
@@ -85,10 +112,47 @@ fn decode(raw: &[u8]) -> String {
             bytes.push(b);
         }
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+    bytes
 }
 
 impl Tokenizer {
+    fn brace_at(&self, level: usize) -> bool {
+        self.braces[level / 64] >> (level % 64) & 1 == 1
+    }
+
+    fn set_brace(&mut self, level: usize, brace: bool) {
+        if level / 64 == self.braces.len() {
+            self.braces.push(0);
+        }
+        let bit = 1u64 << (level % 64);
+        if brace {
+            self.braces[level / 64] |= bit;
+        } else {
+            self.braces[level / 64] &= !bit;
+        }
+    }
+
+    /// The nesting check of punctuation `b`: the fault it is, if any;
+    /// otherwise the container is opened or closed.
+    fn structure(&mut self, b: u8) -> Option<Fault> {
+        match b {
+            b'[' | b'{' if self.levels >= self.bound => Some(Fault::TooDeep),
+            b'[' | b'{' => {
+                self.set_brace(self.levels, b == b'{');
+                self.levels += 1;
+                None
+            }
+            b']' | b'}' => {
+                if self.levels == 0 || self.brace_at(self.levels - 1) != (b == b'}') {
+                    return Some(Fault::MismatchedClose);
+                }
+                self.levels -= 1;
+                None
+            }
+            _ => None,
+        }
+    }
+
     /// Moves the position over one byte.
     fn step(&mut self, b: u8) {
         if b & 0b1100_0000 != 0b1000_0000 {
@@ -105,11 +169,22 @@ impl Tokenizer {
         out.push(Token::new(kind, text).at(at.0, at.1));
     }
 
+    /// Emits a finished token, and its marker if it was truncated (`size`
+    /// must be taken before `raw` is cleared).
+    fn emit_sized(&mut self, out: &mut Vec<Token>, kind: Kind, text: String, size: usize) {
+        self.emit(out, kind, text, self.began);
+        if self.cut {
+            self.emit(out, Kind::Truncated, size.to_string(), self.began);
+        }
+        self.cut = false;
+        self.extra = 0;
+    }
+
     /// Reports a fault at `at`. `extra` bytes of the broken token were seen
     /// but not buffered. `by_newline`: the revealing byte was a newline.
     fn fault(&mut self, what: Fault, at: (u64, u64), extra: u64, by_newline: bool, out: &mut Vec<Token>) {
         out.push(Token::error(what).at(at.0, at.1));
-        let seen = self.raw.len() as u64 + extra;
+        let seen = (self.raw.len() + self.extra) as u64 + extra;
         self.raw.clear();
         if self.recovering {
             self.dropped = seen;
@@ -132,11 +207,20 @@ impl Tokenizer {
     /// Buffers `run` (no newline in it) onto the token, as far as the limit
     /// allows. Returns the bytes consumed and whether they all fitted; if
     /// not, the byte that passed the limit was consumed and reported.
+    /// Truncating, what does not fit is counted in `extra` and dropped, and
+    /// so is everything after it in the same token.
     fn take(&mut self, run: &[u8], out: &mut Vec<Token>) -> (usize, bool) {
-        let room = self.limit.saturating_sub(self.raw.len());
+        let room = if self.cut { 0 } else { self.limit.saturating_sub(self.raw.len()) };
         if run.len() <= room {
             run.iter().for_each(|&b| self.step(b));
             self.raw.extend_from_slice(run);
+            return (run.len(), true);
+        }
+        if self.cut || self.truncating {
+            run.iter().for_each(|&b| self.step(b));
+            self.raw.extend_from_slice(&run[..room]);
+            self.extra += run.len() - room;
+            self.cut = true;
             return (run.len(), true);
         }
         run[..=room].iter().for_each(|&b| self.step(b));
@@ -154,11 +238,24 @@ impl Tokenizer {
         }
         self.began = (self.line, self.col);
         self.raw.clear();
+        self.cut = false;
+        self.extra = 0;
+        self.shape = 0;
         match b {
             b'{' | b'}' | b'[' | b']' | b':' | b',' => {
                 if self.take(&chunk[i..=i], out).1 {
                     self.raw.clear();
-                    self.emit(out, Kind::Punct, (b as char).to_string(), self.began);
+                    let fault = if self.checking { self.structure(b) } else { None };
+                    match fault {
+                        Some(f) => {
+                            let at = self.began;
+                            self.fault(f, at, 1, false, out);
+                        }
+                        None => {
+                            let text = if self.cut { String::new() } else { (b as char).to_string() };
+                            self.emit_sized(out, Kind::Punct, text, 1);
+                        }
+                    }
                 }
                 i + 1
             }
@@ -176,10 +273,10 @@ impl Tokenizer {
     }
 
     fn finish_word(&mut self, out: &mut Vec<Token>) {
-        let kind = if numeric(&self.raw) { Kind::Number } else { Kind::Word };
-        let text = String::from_utf8_lossy(&self.raw).into_owned();
-        self.raw.clear();
-        self.emit(out, kind, text, self.began);
+        let kind = if matches!(self.shape, 2 | 4) { Kind::Number } else { Kind::Word };
+        let size = self.raw.len() + self.extra;
+        let text = whole(std::mem::take(&mut self.raw));
+        self.emit_sized(out, kind, text, size);
         self.mode = Mode::Idle;
     }
 
@@ -189,6 +286,7 @@ impl Tokenizer {
         if !fitted {
             return i + used;
         }
+        self.shape = numeric(self.shape, &chunk[i..end]);
         if end < chunk.len() {
             self.finish_word(out);
         }
@@ -234,9 +332,13 @@ impl Tokenizer {
             }
             _ => {
                 if self.take(&chunk[stop..=stop], out).1 {
-                    let text = decode(&self.raw);
+                    let size = self.raw.len() + self.extra;
+                    // Cut short, the kept bytes hold no closing quote (and
+                    // with a limit of 0, not even the opening one).
+                    let end = if self.cut { self.raw.len() } else { self.raw.len() - 1 };
+                    let text = whole(decode(&self.raw[end.min(1)..end]));
                     self.raw.clear();
-                    self.emit(out, Kind::Str, text, self.began);
+                    self.emit_sized(out, Kind::Str, text, size);
                     self.mode = Mode::Idle;
                 }
             }
@@ -270,6 +372,14 @@ impl StreamingTokenizer for Tokenizer {
             col: 1,
             last: (1, 1),
             began: (1, 1),
+            checking: false,
+            bound: 0,
+            levels: 0,
+            braces: Vec::new(),
+            truncating: false,
+            cut: false,
+            extra: 0,
+            shape: 0,
         }
     }
 
@@ -308,6 +418,10 @@ impl StreamingTokenizer for Tokenizer {
             }
             Mode::Skip => self.finish_skip(&mut out),
         }
+        if self.checking && self.levels > 0 && self.mode != Mode::Dead {
+            out.push(Token::error(Fault::Unclosed).at(self.line, self.col));
+        }
+        self.levels = 0;
         self.mode = Mode::Done;
         self.raw = Vec::new();
         Ok(out)
@@ -319,13 +433,29 @@ impl StreamingTokenizer for Tokenizer {
 
     fn buffered(&self) -> usize {
         match self.mode {
-            Mode::Word | Mode::Quoted { .. } => self.raw.len(),
+            Mode::Word | Mode::Quoted { .. } => self.raw.len() + self.extra,
             _ => 0,
         }
     }
 
     fn set_recovery(&mut self, on: bool) {
         self.recovering = on;
+    }
+
+    fn set_truncate(&mut self, on: bool) {
+        self.truncating = on;
+    }
+
+    fn set_max_depth(&mut self, max_depth: usize) {
+        self.checking = true;
+        self.bound = max_depth;
+    }
+
+    fn depth(&self) -> usize {
+        match self.mode {
+            Mode::Dead | Mode::Done => 0,
+            _ => self.levels,
+        }
     }
 }
 

@@ -9,6 +9,8 @@ pub struct Lex {
     limit: usize,
     closed: bool,
     broken: bool,
+    max_depth: Option<usize>,
+    open: Vec<u8>,
 }
 
 enum Step {
@@ -73,9 +75,34 @@ fn try_consume(buf: &[u8]) -> Step {
     }
 }
 
+impl Lex {
+    fn nesting(&mut self, t: &Token) -> Option<Fault> {
+        let max = self.max_depth?;
+        if t.kind != Kind::Punct {
+            return None;
+        }
+        match t.text.as_str() {
+            "[" | "{" => {
+                if self.open.len() == max {
+                    return Some(Fault::TooDeep);
+                }
+                self.open.push(t.text.as_bytes()[0]);
+            }
+            "]" | "}" => {
+                let want = if t.text == "]" { b'[' } else { b'{' };
+                if self.open.pop() != Some(want) {
+                    return Some(Fault::MismatchedClose);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
 impl StreamingTokenizer for Lex {
     fn new() -> Self {
-        Lex { buf: Vec::new(), limit: 1 << 20, closed: false, broken: false }
+        Lex { buf: Vec::new(), limit: 1 << 20, closed: false, broken: false, max_depth: None, open: Vec::new() }
     }
 
     fn feed(&mut self, chunk: &[u8]) -> Result<Vec<Token>, Refusal> {
@@ -96,6 +123,12 @@ impl StreamingTokenizer for Lex {
         while !self.buf.is_empty() {
             match try_consume(&self.buf) {
                 Step::Tok(t, n) => {
+                    if let Some(f) = self.nesting(&t) {
+                        out.push(Token::error(f));
+                        self.broken = true;
+                        self.buf.clear();
+                        break;
+                    }
                     out.push(t);
                     self.buf.drain(..n);
                 }
@@ -123,9 +156,13 @@ impl StreamingTokenizer for Lex {
         if !self.broken && !self.buf.is_empty() {
             if self.buf[0] == b'"' {
                 out.push(Token::error(Fault::UnterminatedString));
+                self.broken = true;
             } else {
                 out.push(bare(&self.buf));
             }
+        }
+        if !self.broken && self.max_depth.is_some() && !self.open.is_empty() {
+            out.push(Token::error(Fault::Unclosed));
         }
         self.buf.clear();
         Ok(out)
@@ -140,6 +177,14 @@ impl StreamingTokenizer for Lex {
     }
 
     fn set_recovery(&mut self, _on: bool) {}
+
+    fn set_max_depth(&mut self, max_depth: usize) {
+        self.max_depth = Some(max_depth);
+    }
+
+    fn depth(&self) -> usize {
+        if self.broken || self.closed { 0 } else { self.open.len() }
+    }
 }
 
 harness_contract::export!(streaming_tokenizer, Lex);

@@ -20,6 +20,11 @@ pub struct Lex {
     col: u64,
     start: (u64, u64),
     cur: (u64, u64),
+    max_depth: Option<usize>,
+    stack: Vec<u8>,
+    truncate: bool,
+    dropping: bool,
+    shape: u8,
 }
 
 fn delim(b: u8) -> bool {
@@ -67,6 +72,11 @@ impl Lex {
 
     // Returns false if the byte made the token too long.
     fn grow(&mut self, out: &mut Vec<Token>) -> bool {
+        if self.dropping || (self.truncate && self.size >= self.limit) {
+            self.size += 1;
+            self.dropping = true;
+            return true;
+        }
         self.size += 1;
         if self.size > self.limit {
             let at = self.cur;
@@ -76,13 +86,53 @@ impl Lex {
         true
     }
 
+    fn keep(&mut self, b: u8) {
+        if !self.dropping {
+            self.buf.push(b);
+        }
+    }
+
+    fn bare_byte(&mut self, b: u8) {
+        self.shape = match (self.shape, b) {
+            (0, b'-') => 1,
+            (0..=2, b'0'..=b'9') => 2,
+            (2, b'.') => 3,
+            (3 | 4, b'0'..=b'9') => 4,
+            _ => 5,
+        };
+        self.keep(b);
+    }
+
+    fn cut_text(&mut self) -> String {
+        if self.dropping {
+            if let Err(e) = std::str::from_utf8(&self.buf) {
+                self.buf.truncate(e.valid_up_to());
+            }
+        }
+        String::from_utf8_lossy(&self.buf).to_string()
+    }
+
+    fn marker(&mut self, out: &mut Vec<Token>) {
+        if self.dropping {
+            out.push(Token::truncated(self.size as u64));
+            self.dropping = false;
+        }
+    }
+
     fn emit_bare(&mut self, out: &mut Vec<Token>) {
-        let kind = if number(&self.buf) { Kind::Number } else { Kind::Word };
-        let text = String::from_utf8_lossy(&self.buf).to_string();
+        let kind = if self.dropping {
+            if matches!(self.shape, 2 | 4) { Kind::Number } else { Kind::Word }
+        } else if number(&self.buf) {
+            Kind::Number
+        } else {
+            Kind::Word
+        };
+        let text = self.cut_text();
         // The delimiter (or the end) is just after the token.
         let (line, col) = if self.closed { (self.line, self.col) } else { self.cur };
         let at = (line, col - text.chars().count() as u64);
         out.push(self.tok(kind, text, at));
+        self.marker(out);
         self.buf.clear();
         self.in_bare = false;
         self.size = 0;
@@ -122,15 +172,16 @@ impl Lex {
                     }
                 };
                 if self.grow(out) {
-                    self.buf.push(c);
+                    self.keep(c);
                     self.esc = false;
                 }
             } else if b == b'"' {
                 if self.grow(out) {
-                    let text = String::from_utf8_lossy(&self.buf).to_string();
+                    let text = self.cut_text();
                     // Back from the closing quote over the text and the opening quote.
-                    let at = (self.cur.0, self.cur.1 - text.chars().count() as u64 - 1);
+                    let at = (self.cur.0, self.cur.1.saturating_sub(text.chars().count() as u64 + 1));
                     out.push(self.tok(Kind::Str, text, at));
+                    self.marker(out);
                     self.buf.clear();
                     self.in_str = false;
                     self.size = 0;
@@ -143,14 +194,14 @@ impl Lex {
                 let at = self.cur;
                 self.fault(Fault::UnterminatedString, at, true, out);
             } else if self.grow(out) {
-                self.buf.push(b);
+                self.keep(b);
             }
             return;
         }
         if self.in_bare {
             if !delim(b) {
                 if self.grow(out) {
-                    self.buf.push(b);
+                    self.bare_byte(b);
                 }
                 return;
             }
@@ -161,14 +212,41 @@ impl Lex {
             b'{' | b'}' | b'[' | b']' | b':' | b',' => {
                 self.start = self.cur;
                 self.size = 0;
+                self.dropping = false;
+                self.shape = 0;
                 if self.grow(out) {
-                    out.push(self.tok(Kind::Punct, (b as char).to_string(), self.start));
+                    if let Some(max) = self.max_depth {
+                        let bad = match b {
+                            b'[' | b'{' => self.stack.len() >= max,
+                            b']' => self.stack.last() != Some(&b'['),
+                            b'}' => self.stack.last() != Some(&b'{'),
+                            _ => false,
+                        };
+                        if bad {
+                            let f = if matches!(b, b'[' | b'{') { Fault::TooDeep } else { Fault::MismatchedClose };
+                            let at = self.cur;
+                            self.fault(f, at, false, out);
+                            return;
+                        }
+                        match b {
+                            b'[' | b'{' => self.stack.push(b),
+                            b']' | b'}' => {
+                                self.stack.pop();
+                            }
+                            _ => {}
+                        }
+                    }
+                    let text = if self.dropping { String::new() } else { (b as char).to_string() };
+                    out.push(self.tok(Kind::Punct, text, self.start));
+                    self.marker(out);
                     self.size = 0;
                 }
             }
             b'"' => {
                 self.start = self.cur;
                 self.size = 0;
+                self.dropping = false;
+                self.shape = 0;
                 if self.grow(out) {
                     self.in_str = true;
                 }
@@ -176,8 +254,10 @@ impl Lex {
             _ => {
                 self.start = self.cur;
                 self.size = 0;
+                self.dropping = false;
+                self.shape = 0;
                 if self.grow(out) {
-                    self.buf.push(b);
+                    self.bare_byte(b);
                     self.in_bare = true;
                 }
             }
@@ -203,6 +283,11 @@ impl StreamingTokenizer for Lex {
             col: 1,
             start: (1, 1),
             cur: (1, 1),
+            max_depth: None,
+            stack: Vec::new(),
+            truncate: false,
+            dropping: false,
+            shape: 0,
         }
     }
 
@@ -240,6 +325,9 @@ impl StreamingTokenizer for Lex {
         } else if self.in_bare {
             self.emit_bare(&mut out);
         }
+        if self.max_depth.is_some() && !self.stack.is_empty() && !self.broken {
+            out.push(Token::error(Fault::Unclosed).at(self.line, self.col));
+        }
         Ok(out)
     }
 
@@ -259,6 +347,18 @@ impl StreamingTokenizer for Lex {
 
     fn set_recovery(&mut self, on: bool) {
         self.recovery = on;
+    }
+
+    fn set_truncate(&mut self, on: bool) {
+        self.truncate = on;
+    }
+
+    fn set_max_depth(&mut self, max_depth: usize) {
+        self.max_depth = Some(max_depth);
+    }
+
+    fn depth(&self) -> usize {
+        if self.broken || self.closed { 0 } else { self.stack.len() }
     }
 }
 
