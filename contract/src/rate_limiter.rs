@@ -65,6 +65,21 @@ pub trait RateLimiter {
     fn retry_after(&mut self, key: String, cost: u32, now_ms: u64) -> Option<u64> {
         not_implemented("retry_after")
     }
+
+    // Gate 6: idle keys forgotten.
+
+    /// Sliding-log decision for one request of `key` at `now_ms` on the
+    /// limiter with one clock for all keys (the largest `now_ms` of any
+    /// `active_allow` or `active_keys` call): true if it is allowed (and
+    /// then recorded).
+    fn active_allow(&mut self, key: String, now_ms: u64) -> bool {
+        not_implemented("active_allow")
+    }
+    /// Moves that one clock up to `now_ms`, then returns how many keys have
+    /// an allowed `active_allow` request that still counts at the clock.
+    fn active_keys(&mut self, now_ms: u64) -> u64 {
+        not_implemented("active_keys")
+    }
 }
 
 /// Gate 5: one limiter shared by many threads. Its methods take `&self` and
@@ -96,6 +111,8 @@ crate::contract! {
     fn counter_allow(key: String, now_ms: u64) -> bool;
     fn bucket_allow(key: String, cost: u32, now_ms: u64) -> bool;
     fn retry_after(key: String, cost: u32, now_ms: u64) -> Option<u64>;
+    fn active_allow(key: String, now_ms: u64) -> bool;
+    fn active_keys(now_ms: u64) -> u64;
     shared trait = SharedRateLimiter;
     fn shared_allow(key: String, now_ms: u64) -> bool;
     fn granted(key: String) -> u64;

@@ -52,9 +52,44 @@ struct SharedLog {
     granted: u64,
 }
 
+/// Gate 6: the log limiter that forgets idle keys. One clock for all keys,
+/// so every allowed request enters one queue in time order and expires
+/// from its front: a key whose last counting request expires is removed.
+struct Active {
+    clock: u64,
+    /// The counting times of each active key, oldest first; never empty.
+    logs: HashMap<String, VecDeque<u64>>,
+    /// Every counting request of every key, oldest first.
+    expiry: VecDeque<(u64, String)>,
+}
+
+impl Active {
+    /// Moves the one clock up to `now_ms`, drops every request that no
+    /// longer counts and every key left with none; returns the clock.
+    fn expire(&mut self, now_ms: u64, window_ms: u64) -> u64 {
+        let now = advance(&mut self.clock, now_ms);
+        while let Some((t, _)) = self.expiry.front() {
+            if t + window_ms > now {
+                break;
+            }
+            let (_, key) = self.expiry.pop_front().expect("front exists");
+            // The queue and the key's log are both in time order, so this
+            // entry is the oldest of its key's log.
+            if let Some(log) = self.logs.get_mut(&key) {
+                log.pop_front();
+                if log.is_empty() {
+                    self.logs.remove(&key);
+                }
+            }
+        }
+        now
+    }
+}
+
 pub struct Limiter {
     limit: u32,
     window_ms: u64,
+    active: Active,
     /// Gate 5: the shared limiter, every key behind one lock. Each call
     /// holds it from its first look at the key to its last change, so
     /// calls take effect one at a time, in the order they take the lock.
@@ -96,6 +131,7 @@ impl RateLimiter for Limiter {
         Limiter {
             limit,
             window_ms,
+            active: Active { clock: 0, logs: HashMap::new(), expiry: VecDeque::new() },
             shared: Mutex::new(HashMap::new()),
             fixed: HashMap::new(),
             logs: HashMap::new(),
@@ -185,6 +221,24 @@ impl RateLimiter for Limiter {
         let missing = need.saturating_sub(bucket.units);
         // Round up: after the floor the bucket is still short of `cost`.
         Some(missing.div_ceil(limit))
+    }
+
+    fn active_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let now = self.active.expire(now_ms, self.window_ms);
+        let log = self.active.logs.get(&key);
+        let allowed = log.map_or(0, VecDeque::len) < self.limit as usize;
+        if allowed {
+            self.active.expiry.push_back((now, key.clone()));
+            // Only an allowed request creates a key: a refused one records
+            // nothing, so it cannot keep a key alive.
+            self.active.logs.entry(key).or_default().push_back(now);
+        }
+        allowed
+    }
+
+    fn active_keys(&mut self, now_ms: u64) -> u64 {
+        self.active.expire(now_ms, self.window_ms);
+        self.active.logs.len() as u64
     }
 }
 
