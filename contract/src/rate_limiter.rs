@@ -80,6 +80,20 @@ pub trait RateLimiter {
     fn active_keys(&mut self, now_ms: u64) -> u64 {
         not_implemented("active_keys")
     }
+
+    // Gate 7: leaky bucket.
+
+    /// Offers one request of `key` at `now_ms` to its leaky bucket: the time
+    /// it will be released downstream, or `None` if the key's queue already
+    /// holds `limit` waiting requests (the request is dropped).
+    fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
+        not_implemented("leak_offer")
+    }
+    /// How many accepted requests of `key` are still waiting (released
+    /// strictly after this call's effective time, which the call moves).
+    fn leak_waiting(&mut self, key: String, now_ms: u64) -> u64 {
+        not_implemented("leak_waiting")
+    }
 }
 
 /// Gate 5: one limiter shared by many threads. Its methods take `&self` and
@@ -113,6 +127,8 @@ crate::contract! {
     fn retry_after(key: String, cost: u32, now_ms: u64) -> Option<u64>;
     fn active_allow(key: String, now_ms: u64) -> bool;
     fn active_keys(now_ms: u64) -> u64;
+    fn leak_offer(key: String, now_ms: u64) -> Option<u64>;
+    fn leak_waiting(key: String, now_ms: u64) -> u64;
     shared trait = SharedRateLimiter;
     fn shared_allow(key: String, now_ms: u64) -> bool;
     fn granted(key: String) -> u64;

@@ -139,10 +139,32 @@ struct Recent {
     by_newest: BTreeSet<(u64, String)>,
 }
 
+/// Gate 7: a key's leaky bucket as its current busy stretch: the stretch's
+/// first release and how many releases it holds, one every `window_ms`.
+struct Stretch {
+    clock: u64,
+    start: u64,
+    len: u64,
+}
+
+impl Stretch {
+    /// How many releases of the stretch come strictly after `t`: releases
+    /// are at start + k * w for k < len, and those at or before `t` have
+    /// left.
+    fn waiting(&self, t: u64, window_ms: u64) -> u64 {
+        if self.len == 0 || t < self.start {
+            return self.len;
+        }
+        let gone = ((t - self.start) / window_ms + 1).min(self.len);
+        self.len - gone
+    }
+}
+
 pub struct Limiter {
     limit: u64,
     window_ms: u64,
     recent: Recent,
+    stretches: HashMap<String, Stretch>,
     index: HashMap<String, usize>,
     keys: Vec<KeyState>,
     hasher: RandomState,
@@ -194,6 +216,7 @@ impl RateLimiter for Limiter {
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             recent: Recent { clock: 0, logs: HashMap::new(), by_newest: BTreeSet::new() },
+            stretches: HashMap::new(),
         }
     }
 
@@ -312,6 +335,31 @@ impl RateLimiter for Limiter {
     fn active_keys(&mut self, now_ms: u64) -> u64 {
         self.recent.forget_idle(now_ms, self.window_ms);
         self.recent.logs.len() as u64
+    }
+
+    fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
+        let (limit, w) = (self.limit, self.window_ms);
+        let s = self.stretches.entry(key).or_insert(Stretch { clock: 0, start: 0, len: 0 });
+        let t = advance(&mut s.clock, now_ms);
+        if s.waiting(t, w) >= limit {
+            return None;
+        }
+        // The stretch is over once its next slot, start + len * w, is not
+        // after t: this request starts a new one and leaves at t.
+        if s.len == 0 || s.start + s.len * w <= t {
+            s.start = t;
+            s.len = 0;
+        }
+        let release = s.start + s.len * w;
+        s.len += 1;
+        Some(release)
+    }
+
+    fn leak_waiting(&mut self, key: String, now_ms: u64) -> u64 {
+        let w = self.window_ms;
+        let s = self.stretches.entry(key).or_insert(Stretch { clock: 0, start: 0, len: 0 });
+        let t = advance(&mut s.clock, now_ms);
+        s.waiting(t, w)
     }
 }
 

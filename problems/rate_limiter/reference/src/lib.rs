@@ -86,10 +86,20 @@ impl Active {
     }
 }
 
+/// Gate 7: a key's leaky bucket. Releases are spaced exactly `window_ms`
+/// apart while the queue is busy, so the time of the latest release says
+/// how many are still waiting: no queue of times is needed.
+struct Leak {
+    clock: u64,
+    /// When the latest accepted request is (or was) released.
+    last: Option<u64>,
+}
+
 pub struct Limiter {
     limit: u32,
     window_ms: u64,
     active: Active,
+    leaks: HashMap<String, Leak>,
     /// Gate 5: the shared limiter, every key behind one lock. Each call
     /// holds it from its first look at the key to its last change, so
     /// calls take effect one at a time, in the order they take the lock.
@@ -132,6 +142,7 @@ impl RateLimiter for Limiter {
             limit,
             window_ms,
             active: Active { clock: 0, logs: HashMap::new(), expiry: VecDeque::new() },
+            leaks: HashMap::new(),
             shared: Mutex::new(HashMap::new()),
             fixed: HashMap::new(),
             logs: HashMap::new(),
@@ -240,6 +251,38 @@ impl RateLimiter for Limiter {
         self.active.expire(now_ms, self.window_ms);
         self.active.logs.len() as u64
     }
+
+    fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
+        let (limit, window_ms) = (u64::from(self.limit), self.window_ms);
+        let leak = self.leaks.entry(key).or_insert(Leak { clock: 0, last: None });
+        let now = advance(&mut leak.clock, now_ms);
+        if waiting(leak.last, now, window_ms) >= limit {
+            // Dropped: nothing is scheduled, only the clock moved.
+            return None;
+        }
+        // One interval after the release before it, or at once if that is
+        // already past (the queue ran dry) or there was none.
+        let release = match leak.last {
+            Some(last) if last + window_ms > now => last + window_ms,
+            _ => now,
+        };
+        leak.last = Some(release);
+        Some(release)
+    }
+
+    fn leak_waiting(&mut self, key: String, now_ms: u64) -> u64 {
+        let leak = self.leaks.entry(key).or_insert(Leak { clock: 0, last: None });
+        let now = advance(&mut leak.clock, now_ms);
+        waiting(leak.last, now, self.window_ms)
+    }
+}
+
+/// How many releases of a leaky bucket whose latest release is `last` come
+/// strictly after `now`: last, last - w, ... down to above now, all of one
+/// busy stretch (it began at an effective time no later than now), so
+/// ceil((last - now) / w) of them.
+fn waiting(last: Option<u64>, now: u64, window_ms: u64) -> u64 {
+    last.map_or(0, |last| last.saturating_sub(now).div_ceil(window_ms))
 }
 
 impl SharedRateLimiter for Limiter {
