@@ -65,6 +65,35 @@ pub trait RateLimiter {
     fn retry_after(&mut self, key: String, cost: u32, now_ms: u64) -> Option<u64> {
         not_implemented("retry_after")
     }
+
+    // Gate 6: idle keys forgotten.
+
+    /// Sliding-log decision for one request of `key` at `now_ms` on the
+    /// limiter with one clock for all keys (the largest `now_ms` of any
+    /// `active_allow` or `active_keys` call): true if it is allowed (and
+    /// then recorded).
+    fn active_allow(&mut self, key: String, now_ms: u64) -> bool {
+        not_implemented("active_allow")
+    }
+    /// Moves that one clock up to `now_ms`, then returns how many keys have
+    /// an allowed `active_allow` request that still counts at the clock.
+    fn active_keys(&mut self, now_ms: u64) -> u64 {
+        not_implemented("active_keys")
+    }
+
+    // Gate 7: leaky bucket.
+
+    /// Offers one request of `key` at `now_ms` to its leaky bucket: the time
+    /// it will be released downstream, or `None` if the key's queue already
+    /// holds `limit` waiting requests (the request is dropped).
+    fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
+        not_implemented("leak_offer")
+    }
+    /// How many accepted requests of `key` are still waiting (released
+    /// strictly after this call's effective time, which the call moves).
+    fn leak_waiting(&mut self, key: String, now_ms: u64) -> u64 {
+        not_implemented("leak_waiting")
+    }
 }
 
 /// Gate 5: one limiter shared by many threads. Its methods take `&self` and
@@ -96,6 +125,10 @@ crate::contract! {
     fn counter_allow(key: String, now_ms: u64) -> bool;
     fn bucket_allow(key: String, cost: u32, now_ms: u64) -> bool;
     fn retry_after(key: String, cost: u32, now_ms: u64) -> Option<u64>;
+    fn active_allow(key: String, now_ms: u64) -> bool;
+    fn active_keys(now_ms: u64) -> u64;
+    fn leak_offer(key: String, now_ms: u64) -> Option<u64>;
+    fn leak_waiting(key: String, now_ms: u64) -> u64;
     shared trait = SharedRateLimiter;
     fn shared_allow(key: String, now_ms: u64) -> bool;
     fn granted(key: String) -> u64;

@@ -10,7 +10,7 @@
 //! arithmetic: the bucket counts in 1/`window_ms`-ths of a token and is
 //! refilled by one multiplication, never by a loop.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 
@@ -128,9 +128,43 @@ struct SharedKey {
 /// shards never wait for each other.
 const SHARDS: usize = 16;
 
+/// Gate 6: keys ordered by their newest counting time. A key whose newest
+/// time no longer counts holds nothing that counts, so keys are forgotten
+/// from the front of that order; a live key's own log is pruned only when
+/// it is touched.
+struct Recent {
+    clock: u64,
+    logs: HashMap<String, Ring>,
+    /// `(newest counting time, key)` for every key in `logs`.
+    by_newest: BTreeSet<(u64, String)>,
+}
+
+/// Gate 7: a key's leaky bucket as its current busy stretch: the stretch's
+/// first release and how many releases it holds, one every `window_ms`.
+struct Stretch {
+    clock: u64,
+    start: u64,
+    len: u64,
+}
+
+impl Stretch {
+    /// How many releases of the stretch come strictly after `t`: releases
+    /// are at start + k * w for k < len, and those at or before `t` have
+    /// left.
+    fn waiting(&self, t: u64, window_ms: u64) -> u64 {
+        if self.len == 0 || t < self.start {
+            return self.len;
+        }
+        let gone = ((t - self.start) / window_ms + 1).min(self.len);
+        self.len - gone
+    }
+}
+
 pub struct Limiter {
     limit: u64,
     window_ms: u64,
+    recent: Recent,
+    stretches: HashMap<String, Stretch>,
     index: HashMap<String, usize>,
     keys: Vec<KeyState>,
     hasher: RandomState,
@@ -181,6 +215,8 @@ impl RateLimiter for Limiter {
             keys: Vec::new(),
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            recent: Recent { clock: 0, logs: HashMap::new(), by_newest: BTreeSet::new() },
+            stretches: HashMap::new(),
         }
     }
 
@@ -263,6 +299,83 @@ impl RateLimiter for Limiter {
         // the bucket's cap is no obstacle since `cost <= limit`.
         let missing = (cost * self.window_ms).saturating_sub(units);
         Some(missing.div_ceil(self.limit))
+    }
+
+    fn active_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let window_ms = self.window_ms;
+        let now = self.recent.forget_idle(now_ms, window_ms);
+        let held = match self.recent.logs.get_mut(&key) {
+            Some(log) => {
+                while log.front().is_some_and(|s| now - s >= window_ms) {
+                    log.pop_front();
+                }
+                log.len as u64
+            }
+            None => 0,
+        };
+        if held >= self.limit {
+            return false;
+        }
+        match self.recent.logs.get_mut(&key) {
+            Some(log) => {
+                let newest = log.slots[(log.head + log.len - 1) % log.slots.len()];
+                self.recent.by_newest.remove(&(newest, key.clone()));
+                log.push_back(now);
+            }
+            None => {
+                let mut log = Ring::new();
+                log.push_back(now);
+                self.recent.logs.insert(key.clone(), log);
+            }
+        }
+        self.recent.by_newest.insert((now, key));
+        true
+    }
+
+    fn active_keys(&mut self, now_ms: u64) -> u64 {
+        self.recent.forget_idle(now_ms, self.window_ms);
+        self.recent.logs.len() as u64
+    }
+
+    fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
+        let (limit, w) = (self.limit, self.window_ms);
+        let s = self.stretches.entry(key).or_insert(Stretch { clock: 0, start: 0, len: 0 });
+        let t = advance(&mut s.clock, now_ms);
+        if s.waiting(t, w) >= limit {
+            return None;
+        }
+        // The stretch is over once its next slot, start + len * w, is not
+        // after t: this request starts a new one and leaves at t.
+        if s.len == 0 || s.start + s.len * w <= t {
+            s.start = t;
+            s.len = 0;
+        }
+        let release = s.start + s.len * w;
+        s.len += 1;
+        Some(release)
+    }
+
+    fn leak_waiting(&mut self, key: String, now_ms: u64) -> u64 {
+        let w = self.window_ms;
+        let s = self.stretches.entry(key).or_insert(Stretch { clock: 0, start: 0, len: 0 });
+        let t = advance(&mut s.clock, now_ms);
+        s.waiting(t, w)
+    }
+}
+
+impl Recent {
+    /// Moves the clock to the effective time of `now_ms` and forgets every
+    /// key whose newest time stopped counting; returns the effective time.
+    fn forget_idle(&mut self, now_ms: u64, window_ms: u64) -> u64 {
+        let now = advance(&mut self.clock, now_ms);
+        while let Some((newest, _)) = self.by_newest.first() {
+            if now - newest < window_ms {
+                break;
+            }
+            let (_, key) = self.by_newest.pop_first().expect("first exists");
+            self.logs.remove(&key);
+        }
+        now
     }
 }
 

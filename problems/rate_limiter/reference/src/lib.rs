@@ -52,9 +52,54 @@ struct SharedLog {
     granted: u64,
 }
 
+/// Gate 6: the log limiter that forgets idle keys. One clock for all keys,
+/// so every allowed request enters one queue in time order and expires
+/// from its front: a key whose last counting request expires is removed.
+struct Active {
+    clock: u64,
+    /// The counting times of each active key, oldest first; never empty.
+    logs: HashMap<String, VecDeque<u64>>,
+    /// Every counting request of every key, oldest first.
+    expiry: VecDeque<(u64, String)>,
+}
+
+impl Active {
+    /// Moves the one clock up to `now_ms`, drops every request that no
+    /// longer counts and every key left with none; returns the clock.
+    fn expire(&mut self, now_ms: u64, window_ms: u64) -> u64 {
+        let now = advance(&mut self.clock, now_ms);
+        while let Some((t, _)) = self.expiry.front() {
+            if t + window_ms > now {
+                break;
+            }
+            let (_, key) = self.expiry.pop_front().expect("front exists");
+            // The queue and the key's log are both in time order, so this
+            // entry is the oldest of its key's log.
+            if let Some(log) = self.logs.get_mut(&key) {
+                log.pop_front();
+                if log.is_empty() {
+                    self.logs.remove(&key);
+                }
+            }
+        }
+        now
+    }
+}
+
+/// Gate 7: a key's leaky bucket. Releases are spaced exactly `window_ms`
+/// apart while the queue is busy, so the time of the latest release says
+/// how many are still waiting: no queue of times is needed.
+struct Leak {
+    clock: u64,
+    /// When the latest accepted request is (or was) released.
+    last: Option<u64>,
+}
+
 pub struct Limiter {
     limit: u32,
     window_ms: u64,
+    active: Active,
+    leaks: HashMap<String, Leak>,
     /// Gate 5: the shared limiter, every key behind one lock. Each call
     /// holds it from its first look at the key to its last change, so
     /// calls take effect one at a time, in the order they take the lock.
@@ -96,6 +141,8 @@ impl RateLimiter for Limiter {
         Limiter {
             limit,
             window_ms,
+            active: Active { clock: 0, logs: HashMap::new(), expiry: VecDeque::new() },
+            leaks: HashMap::new(),
             shared: Mutex::new(HashMap::new()),
             fixed: HashMap::new(),
             logs: HashMap::new(),
@@ -186,6 +233,56 @@ impl RateLimiter for Limiter {
         // Round up: after the floor the bucket is still short of `cost`.
         Some(missing.div_ceil(limit))
     }
+
+    fn active_allow(&mut self, key: String, now_ms: u64) -> bool {
+        let now = self.active.expire(now_ms, self.window_ms);
+        let log = self.active.logs.get(&key);
+        let allowed = log.map_or(0, VecDeque::len) < self.limit as usize;
+        if allowed {
+            self.active.expiry.push_back((now, key.clone()));
+            // Only an allowed request creates a key: a refused one records
+            // nothing, so it cannot keep a key alive.
+            self.active.logs.entry(key).or_default().push_back(now);
+        }
+        allowed
+    }
+
+    fn active_keys(&mut self, now_ms: u64) -> u64 {
+        self.active.expire(now_ms, self.window_ms);
+        self.active.logs.len() as u64
+    }
+
+    fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
+        let (limit, window_ms) = (u64::from(self.limit), self.window_ms);
+        let leak = self.leaks.entry(key).or_insert(Leak { clock: 0, last: None });
+        let now = advance(&mut leak.clock, now_ms);
+        if waiting(leak.last, now, window_ms) >= limit {
+            // Dropped: nothing is scheduled, only the clock moved.
+            return None;
+        }
+        // One interval after the release before it, or at once if that is
+        // already past (the queue ran dry) or there was none.
+        let release = match leak.last {
+            Some(last) if last + window_ms > now => last + window_ms,
+            _ => now,
+        };
+        leak.last = Some(release);
+        Some(release)
+    }
+
+    fn leak_waiting(&mut self, key: String, now_ms: u64) -> u64 {
+        let leak = self.leaks.entry(key).or_insert(Leak { clock: 0, last: None });
+        let now = advance(&mut leak.clock, now_ms);
+        waiting(leak.last, now, self.window_ms)
+    }
+}
+
+/// How many releases of a leaky bucket whose latest release is `last` come
+/// strictly after `now`: last, last - w, ... down to above now, all of one
+/// busy stretch (it began at an effective time no later than now), so
+/// ceil((last - now) / w) of them.
+fn waiting(last: Option<u64>, now: u64, window_ms: u64) -> u64 {
+    last.map_or(0, |last| last.saturating_sub(now).div_ceil(window_ms))
 }
 
 impl SharedRateLimiter for Limiter {
