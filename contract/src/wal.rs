@@ -584,6 +584,20 @@ pub trait Wal {
     fn checkpoint(&mut self) -> Result<(), WalError> {
         not_implemented("checkpoint")
     }
+
+    // Gate 5: group commit with a deadline.
+
+    /// Sets the deadline: the first `tick` at least `ms` after the oldest
+    /// pending write was made makes every pending write durable (0: no
+    /// deadline).
+    fn sync_within(&mut self, ms: u64) {
+        not_implemented("sync_within")
+    }
+    /// The clock reads `now_ms`; makes the pending writes durable if the
+    /// deadline says so; returns how many it made durable.
+    fn tick(&mut self, now_ms: u64) -> u64 {
+        not_implemented("tick")
+    }
 }
 
 // ---------------------------------------------------------------- wiring
@@ -672,6 +686,8 @@ pub fn schema() -> Schema {
             sig("disk_full", &[("on", "bool")], ty::<()>()),
             sig("checkpoint", &[], ty::<Result<(), WalError>>()),
             sig("crash_checkpoint", &[("step", "u64")], ty::<()>()),
+            sig("sync_within", &[("ms", "u64")], ty::<()>()),
+            sig("tick", &[("now_ms", "u64")], ty::<u64>()),
         ],
     }
 }
@@ -729,6 +745,16 @@ pub fn dispatch<T: Wal>(instance: &mut Option<T>, op: &str, args: Vec<Value>) ->
         "checkpoint" => {
             args.finish()?;
             call(instance, Call::Checkpoint, |s| s.checkpoint())
+        }
+        "sync_within" => {
+            let ms: u64 = arg!("ms");
+            args.finish()?;
+            call(instance, Call::Other, |s| s.sync_within(ms))
+        }
+        "tick" => {
+            let now_ms: u64 = arg!("now_ms");
+            args.finish()?;
+            call(instance, Call::Other, |s| s.tick(now_ms))
         }
         "restart" => {
             args.finish()?;

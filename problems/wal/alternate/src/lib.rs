@@ -153,6 +153,11 @@ pub struct Alt {
     unsynced: u64,
     /// Whether the current log file's directory entry is known durable.
     log_entry_durable: bool,
+    /// The deadline, if one is set.
+    deadline: Option<u64>,
+    now: u64,
+    /// When the current batch of pending writes began: its oldest write.
+    batch_since: Option<u64>,
 }
 
 impl Alt {
@@ -168,6 +173,7 @@ impl Alt {
             self.log_entry_durable = true;
         }
         self.unsynced = 0;
+        self.batch_since = None;
     }
 
     fn record(&mut self, image: Image) -> Result<(), WalError> {
@@ -178,6 +184,7 @@ impl Alt {
         }
         self.disk.append(&log, &bytes)?;
         image.apply(&mut self.map);
+        self.batch_since.get_or_insert(self.now);
         self.unsynced += 1;
         if self.every != 0 && self.unsynced >= self.every as u64 {
             self.make_durable();
@@ -227,7 +234,17 @@ impl Wal for Alt {
             }
         }
         let log_entry_durable = disk.exists(&log);
-        Alt { disk, map, generation, every: 1, unsynced: 0, log_entry_durable }
+        Alt {
+            disk,
+            map,
+            generation,
+            every: 1,
+            unsynced: 0,
+            log_entry_durable,
+            deadline: None,
+            now: 0,
+            batch_since: None,
+        }
     }
 
     fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
@@ -290,7 +307,26 @@ impl Wal for Alt {
         self.generation = next;
         self.log_entry_durable = false;
         self.unsynced = 0;
+        self.batch_since = None;
         Ok(())
+    }
+
+    fn sync_within(&mut self, ms: u64) {
+        self.deadline = (ms > 0).then_some(ms);
+    }
+
+    fn tick(&mut self, now_ms: u64) -> u64 {
+        self.now = now_ms;
+        let (Some(ms), Some(since)) = (self.deadline, self.batch_since) else {
+            return 0;
+        };
+        // Compared without adding, so that nothing overflows.
+        if now_ms < since || now_ms - since < ms {
+            return 0;
+        }
+        let n = self.unsynced;
+        self.make_durable();
+        n
     }
 }
 

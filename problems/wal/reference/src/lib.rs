@@ -159,6 +159,12 @@ pub struct Store {
     every: u32,
     /// Writes appended but not synced yet.
     pending: u64,
+    /// The deadline in ms for the oldest pending write; 0: none.
+    within: u64,
+    /// The `now_ms` of the latest tick since the store was opened.
+    clock: u64,
+    /// When the oldest pending write was made (meaningful while some are pending).
+    oldest: u64,
     /// Whether the log's directory entry is durable.
     log_named: bool,
 }
@@ -172,6 +178,10 @@ impl Store {
         self.pending += 1;
         if self.every > 0 && self.pending >= u64::from(self.every) {
             self.sync_log();
+        }
+        if self.pending == 1 {
+            // A new batch: its deadline runs from this, its oldest write.
+            self.oldest = self.clock;
         }
         Ok(record.apply(&mut self.map))
     }
@@ -213,7 +223,7 @@ impl Wal for Store {
             disk.truncate(LOG, pos as u64);
         }
         let log_named = disk.exists(LOG);
-        Store { disk, map, seq, every: 1, pending: 0, log_named }
+        Store { disk, map, seq, every: 1, pending: 0, log_named, within: 0, clock: 0, oldest: 0 }
     }
 
     fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
@@ -270,6 +280,25 @@ impl Wal for Store {
         self.disk.sync(LOG);
         self.pending = 0;
         Ok(())
+    }
+
+    fn sync_within(&mut self, ms: u64) {
+        self.within = ms;
+    }
+
+    fn tick(&mut self, now_ms: u64) -> u64 {
+        self.clock = now_ms;
+        if self.within == 0 || self.pending == 0 {
+            return 0;
+        }
+        // A deadline past u64::MAX never comes.
+        match self.oldest.checked_add(self.within) {
+            Some(due) if now_ms >= due => {}
+            _ => return 0,
+        }
+        let made_durable = self.pending;
+        self.sync_log();
+        made_durable
     }
 }
 
