@@ -598,6 +598,19 @@ pub trait Wal {
     fn tick(&mut self, now_ms: u64) -> u64 {
         not_implemented("tick")
     }
+
+    // Gate 6: log sequence numbers.
+
+    /// The log sequence number of the latest write the store holds (0 if
+    /// none).
+    fn lsn(&self) -> u64 {
+        not_implemented("lsn")
+    }
+    /// The log sequence number of the write that gave `key` its value, if
+    /// it has one.
+    fn lsn_of(&self, key: String) -> Option<u64> {
+        not_implemented("lsn_of")
+    }
 }
 
 // ---------------------------------------------------------------- wiring
@@ -688,6 +701,8 @@ pub fn schema() -> Schema {
             sig("crash_checkpoint", &[("step", "u64")], ty::<()>()),
             sig("sync_within", &[("ms", "u64")], ty::<()>()),
             sig("tick", &[("now_ms", "u64")], ty::<u64>()),
+            sig("lsn", &[], ty::<u64>()),
+            sig("lsn_of", &[("key", "str")], ty::<Option<u64>>()),
         ],
     }
 }
@@ -755,6 +770,15 @@ pub fn dispatch<T: Wal>(instance: &mut Option<T>, op: &str, args: Vec<Value>) ->
             let now_ms: u64 = arg!("now_ms");
             args.finish()?;
             call(instance, Call::Other, |s| s.tick(now_ms))
+        }
+        "lsn" => {
+            args.finish()?;
+            call(instance, Call::Other, |s| s.lsn())
+        }
+        "lsn_of" => {
+            let key: String = arg!("key");
+            args.finish()?;
+            call(instance, Call::Other, |s| s.lsn_of(key))
         }
         "restart" => {
             args.finish()?;
