@@ -584,6 +584,33 @@ pub trait Wal {
     fn checkpoint(&mut self) -> Result<(), WalError> {
         not_implemented("checkpoint")
     }
+
+    // Gate 5: group commit with a deadline.
+
+    /// Sets the deadline: the first `tick` at least `ms` after the oldest
+    /// pending write was made makes every pending write durable (0: no
+    /// deadline).
+    fn sync_within(&mut self, ms: u64) {
+        not_implemented("sync_within")
+    }
+    /// The clock reads `now_ms`; makes the pending writes durable if the
+    /// deadline says so; returns how many it made durable.
+    fn tick(&mut self, now_ms: u64) -> u64 {
+        not_implemented("tick")
+    }
+
+    // Gate 6: log sequence numbers.
+
+    /// The log sequence number of the latest write the store holds (0 if
+    /// none).
+    fn lsn(&self) -> u64 {
+        not_implemented("lsn")
+    }
+    /// The log sequence number of the write that gave `key` its value, if
+    /// it has one.
+    fn lsn_of(&self, key: String) -> Option<u64> {
+        not_implemented("lsn_of")
+    }
 }
 
 // ---------------------------------------------------------------- wiring
@@ -672,6 +699,10 @@ pub fn schema() -> Schema {
             sig("disk_full", &[("on", "bool")], ty::<()>()),
             sig("checkpoint", &[], ty::<Result<(), WalError>>()),
             sig("crash_checkpoint", &[("step", "u64")], ty::<()>()),
+            sig("sync_within", &[("ms", "u64")], ty::<()>()),
+            sig("tick", &[("now_ms", "u64")], ty::<u64>()),
+            sig("lsn", &[], ty::<u64>()),
+            sig("lsn_of", &[("key", "str")], ty::<Option<u64>>()),
         ],
     }
 }
@@ -729,6 +760,25 @@ pub fn dispatch<T: Wal>(instance: &mut Option<T>, op: &str, args: Vec<Value>) ->
         "checkpoint" => {
             args.finish()?;
             call(instance, Call::Checkpoint, |s| s.checkpoint())
+        }
+        "sync_within" => {
+            let ms: u64 = arg!("ms");
+            args.finish()?;
+            call(instance, Call::Other, |s| s.sync_within(ms))
+        }
+        "tick" => {
+            let now_ms: u64 = arg!("now_ms");
+            args.finish()?;
+            call(instance, Call::Other, |s| s.tick(now_ms))
+        }
+        "lsn" => {
+            args.finish()?;
+            call(instance, Call::Other, |s| s.lsn())
+        }
+        "lsn_of" => {
+            let key: String = arg!("key");
+            args.finish()?;
+            call(instance, Call::Other, |s| s.lsn_of(key))
         }
         "restart" => {
             args.finish()?;

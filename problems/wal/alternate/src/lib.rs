@@ -101,10 +101,11 @@ impl Image {
         }
     }
 
-    fn apply(self, map: &mut HashMap<String, i64>) {
+    /// Applies the image as the write numbered `lsn`.
+    fn apply(self, map: &mut Entries, lsn: u64) {
         match self {
             Image::Set(key, value) => {
-                map.insert(key, value);
+                map.insert(key, (value, lsn));
             }
             Image::Gone(key) => {
                 map.remove(&key);
@@ -113,30 +114,38 @@ impl Image {
     }
 }
 
-fn encode_snapshot(map: &HashMap<String, i64>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (key, value) in map {
+/// Each key's value and the number of the write that gave it.
+type Entries = HashMap<String, (i64, u64)>;
+
+/// `[latest lsn u64]` then `[key length u32][key][value i64][lsn u64]` per key.
+fn encode_snapshot(lsn: u64, map: &Entries) -> Vec<u8> {
+    let mut out = lsn.to_be_bytes().to_vec();
+    for (key, (value, at)) in map {
         out.extend_from_slice(&(key.len() as u32).to_be_bytes());
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(&value.to_be_bytes());
+        out.extend_from_slice(&at.to_be_bytes());
     }
     out
 }
 
-fn decode_snapshot(mut payload: &[u8]) -> Option<HashMap<String, i64>> {
+fn decode_snapshot(payload: &[u8]) -> Option<(u64, Entries)> {
+    let lsn = u64::from_be_bytes(payload.get(..8)?.try_into().ok()?);
+    let mut payload = &payload[8..];
     let mut map = HashMap::new();
     while !payload.is_empty() {
         let len = u32::from_be_bytes(payload.get(..4)?.try_into().ok()?) as usize;
         let key = String::from_utf8(payload.get(4..4 + len)?.to_vec()).ok()?;
         let value = i64::from_be_bytes(payload.get(4 + len..12 + len)?.try_into().ok()?);
-        map.insert(key, value);
-        payload = &payload[12 + len..];
+        let at = u64::from_be_bytes(payload.get(12 + len..20 + len)?.try_into().ok()?);
+        map.insert(key, (value, at));
+        payload = &payload[20 + len..];
     }
-    Some(map)
+    Some((lsn, map))
 }
 
 /// Reads a snapshot file: exactly one intact frame.
-fn read_snapshot(disk: &Disk, name: &str) -> Option<HashMap<String, i64>> {
+fn read_snapshot(disk: &Disk, name: &str) -> Option<(u64, Entries)> {
     let bytes = disk.read(name)?;
     let (found, good) = frames(&bytes);
     if found.len() != 1 || good != bytes.len() {
@@ -147,12 +156,20 @@ fn read_snapshot(disk: &Disk, name: &str) -> Option<HashMap<String, i64>> {
 
 pub struct Alt {
     disk: Disk,
-    map: HashMap<String, i64>,
+    map: Entries,
+    /// The number of the latest write held: the snapshot's, plus one per
+    /// record of this generation's log (records carry no number).
+    lsn: u64,
     generation: u64,
     every: u32,
     unsynced: u64,
     /// Whether the current log file's directory entry is known durable.
     log_entry_durable: bool,
+    /// The deadline, if one is set.
+    deadline: Option<u64>,
+    now: u64,
+    /// When the current batch of pending writes began: its oldest write.
+    batch_since: Option<u64>,
 }
 
 impl Alt {
@@ -168,6 +185,7 @@ impl Alt {
             self.log_entry_durable = true;
         }
         self.unsynced = 0;
+        self.batch_since = None;
     }
 
     fn record(&mut self, image: Image) -> Result<(), WalError> {
@@ -177,7 +195,9 @@ impl Alt {
             self.log_entry_durable = false;
         }
         self.disk.append(&log, &bytes)?;
-        image.apply(&mut self.map);
+        self.lsn += 1;
+        image.apply(&mut self.map, self.lsn);
+        self.batch_since.get_or_insert(self.now);
         self.unsynced += 1;
         if self.every != 0 && self.unsynced >= self.every as u64 {
             self.make_durable();
@@ -198,17 +218,20 @@ impl Wal for Alt {
             .map(|(_, g)| g)
             .collect();
         snapshots.sort_unstable_by(|a, b| b.cmp(a));
-        let (generation, mut map) = snapshots
+        let (generation, (mut lsn, mut map)) = snapshots
             .into_iter()
             .find_map(|g| read_snapshot(&disk, &snap_name(g)).map(|m| (g, m)))
-            .unwrap_or((0, HashMap::new()));
+            .unwrap_or((0, (0, HashMap::new())));
 
         let log = log_name(generation);
         if let Some(bytes) = disk.read(&log) {
             let (found, mut good) = frames(&bytes);
             for (i, payload) in found.iter().enumerate() {
                 match Image::decode(payload) {
-                    Some(image) => image.apply(&mut map),
+                    Some(image) => {
+                        lsn += 1;
+                        image.apply(&mut map, lsn);
+                    }
                     None => {
                         good = found[..i].iter().map(|p| 8 + p.len()).sum();
                         break;
@@ -227,7 +250,18 @@ impl Wal for Alt {
             }
         }
         let log_entry_durable = disk.exists(&log);
-        Alt { disk, map, generation, every: 1, unsynced: 0, log_entry_durable }
+        Alt {
+            disk,
+            map,
+            lsn,
+            generation,
+            every: 1,
+            unsynced: 0,
+            log_entry_durable,
+            deadline: None,
+            now: 0,
+            batch_since: None,
+        }
     }
 
     fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
@@ -235,7 +269,7 @@ impl Wal for Alt {
     }
 
     fn add(&mut self, key: String, delta: i64) -> Result<i64, WalError> {
-        let value = self.map.get(&key).copied().unwrap_or(0).wrapping_add(delta);
+        let value = self.map.get(&key).map_or(0, |e| e.0).wrapping_add(delta);
         self.record(Image::Set(key, value))?;
         Ok(value)
     }
@@ -249,11 +283,11 @@ impl Wal for Alt {
     }
 
     fn get(&self, key: String) -> Option<i64> {
-        self.map.get(&key).copied()
+        self.map.get(&key).map(|e| e.0)
     }
 
     fn items(&self) -> Vec<(String, i64)> {
-        let mut all: Vec<(String, i64)> = self.map.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let mut all: Vec<(String, i64)> = self.map.iter().map(|(k, e)| (k.clone(), e.0)).collect();
         all.sort();
         all
     }
@@ -279,7 +313,7 @@ impl Wal for Alt {
         let snap = snap_name(next);
         // A crashed checkpoint may have left a piece of this file.
         self.disk.remove(&snap);
-        self.disk.append(&snap, &frame(&encode_snapshot(&self.map)))?;
+        self.disk.append(&snap, &frame(&encode_snapshot(self.lsn, &self.map)))?;
         self.disk.sync(&snap);
         // From here on recovery finds the new generation.
         self.disk.sync_dir();
@@ -290,7 +324,34 @@ impl Wal for Alt {
         self.generation = next;
         self.log_entry_durable = false;
         self.unsynced = 0;
+        self.batch_since = None;
         Ok(())
+    }
+
+    fn sync_within(&mut self, ms: u64) {
+        self.deadline = (ms > 0).then_some(ms);
+    }
+
+    fn tick(&mut self, now_ms: u64) -> u64 {
+        self.now = now_ms;
+        let (Some(ms), Some(since)) = (self.deadline, self.batch_since) else {
+            return 0;
+        };
+        // Compared without adding, so that nothing overflows.
+        if now_ms < since || now_ms - since < ms {
+            return 0;
+        }
+        let n = self.unsynced;
+        self.make_durable();
+        n
+    }
+
+    fn lsn(&self) -> u64 {
+        self.lsn
+    }
+
+    fn lsn_of(&self, key: String) -> Option<u64> {
+        self.map.get(&key).map(|e| e.1)
     }
 }
 

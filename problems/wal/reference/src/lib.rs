@@ -77,6 +77,15 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// A key's value and the LSN of the write that gave it.
+#[derive(Clone, Copy)]
+struct Entry {
+    value: i64,
+    lsn: u64,
+}
+
+type Map = BTreeMap<String, Entry>;
+
 /// One logged write: `[seq u64][op u8][argument i64][key]`.
 struct Record {
     seq: u64,
@@ -105,16 +114,18 @@ impl Record {
     }
 
     /// Applies the record; returns the key's new value.
-    fn apply(&self, map: &mut BTreeMap<String, i64>) -> Option<i64> {
+    /// The key's entry takes the record's sequence number as its LSN.
+    fn apply(&self, map: &mut Map) -> Option<i64> {
         match self.op {
             PUT => {
-                map.insert(self.key.clone(), self.arg);
+                map.insert(self.key.clone(), Entry { value: self.arg, lsn: self.seq });
                 Some(self.arg)
             }
             ADD => {
-                let value = map.entry(self.key.clone()).or_insert(0);
-                *value = value.wrapping_add(self.arg);
-                Some(*value)
+                let entry = map.entry(self.key.clone()).or_insert(Entry { value: 0, lsn: self.seq });
+                entry.value = entry.value.wrapping_add(self.arg);
+                entry.lsn = self.seq;
+                Some(entry.value)
             }
             _ => {
                 map.remove(&self.key);
@@ -124,20 +135,23 @@ impl Record {
     }
 }
 
-/// A snapshot: `[seq u64][count u32]` then `[key length u32][key][value i64]` per key.
-fn encode_snapshot(seq: u64, map: &BTreeMap<String, i64>) -> Vec<u8> {
+/// A snapshot: `[seq u64][count u32]` then `[key length u32][key][value i64][lsn u64]`
+/// per key. `seq` is the LSN of the latest write it holds, which may be a
+/// delete no key remembers.
+fn encode_snapshot(seq: u64, map: &Map) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(&(map.len() as u32).to_le_bytes());
-    for (key, value) in map {
+    for (key, entry) in map {
         out.extend_from_slice(&(key.len() as u32).to_le_bytes());
         out.extend_from_slice(key.as_bytes());
-        out.extend_from_slice(&value.to_le_bytes());
+        out.extend_from_slice(&entry.value.to_le_bytes());
+        out.extend_from_slice(&entry.lsn.to_le_bytes());
     }
     out
 }
 
-fn decode_snapshot(payload: &[u8]) -> Option<(u64, BTreeMap<String, i64>)> {
+fn decode_snapshot(payload: &[u8]) -> Option<(u64, Map)> {
     let mut f = Fields(payload);
     let seq = f.u64()?;
     let count = f.u32()?;
@@ -145,20 +159,28 @@ fn decode_snapshot(payload: &[u8]) -> Option<(u64, BTreeMap<String, i64>)> {
     for _ in 0..count {
         let len = f.u32()? as usize;
         let key = f.str(len)?;
-        map.insert(key, f.i64()?);
+        let value = f.i64()?;
+        map.insert(key, Entry { value, lsn: f.u64()? });
     }
     Some((seq, map))
 }
 
 pub struct Store {
     disk: Disk,
-    map: BTreeMap<String, i64>,
-    /// Sequence number of the latest write applied.
+    map: Map,
+    /// Sequence number of the latest write applied: the LSN of the latest
+    /// write the store holds.
     seq: u64,
     /// Sync after this many pending writes; 0: only on flush.
     every: u32,
     /// Writes appended but not synced yet.
     pending: u64,
+    /// The deadline in ms for the oldest pending write; 0: none.
+    within: u64,
+    /// The `now_ms` of the latest tick since the store was opened.
+    clock: u64,
+    /// When the oldest pending write was made (meaningful while some are pending).
+    oldest: u64,
     /// Whether the log's directory entry is durable.
     log_named: bool,
 }
@@ -172,6 +194,10 @@ impl Store {
         self.pending += 1;
         if self.every > 0 && self.pending >= u64::from(self.every) {
             self.sync_log();
+        }
+        if self.pending == 1 {
+            // A new batch: its deadline runs from this, its oldest write.
+            self.oldest = self.clock;
         }
         Ok(record.apply(&mut self.map))
     }
@@ -213,7 +239,7 @@ impl Wal for Store {
             disk.truncate(LOG, pos as u64);
         }
         let log_named = disk.exists(LOG);
-        Store { disk, map, seq, every: 1, pending: 0, log_named }
+        Store { disk, map, seq, every: 1, pending: 0, log_named, within: 0, clock: 0, oldest: 0 }
     }
 
     fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
@@ -233,11 +259,11 @@ impl Wal for Store {
     }
 
     fn get(&self, key: String) -> Option<i64> {
-        self.map.get(&key).copied()
+        self.map.get(&key).map(|e| e.value)
     }
 
     fn items(&self) -> Vec<(String, i64)> {
-        self.map.iter().map(|(k, v)| (k.clone(), *v)).collect()
+        self.map.iter().map(|(k, e)| (k.clone(), e.value)).collect()
     }
 
     fn sync_every(&mut self, n: u32) {
@@ -270,6 +296,33 @@ impl Wal for Store {
         self.disk.sync(LOG);
         self.pending = 0;
         Ok(())
+    }
+
+    fn sync_within(&mut self, ms: u64) {
+        self.within = ms;
+    }
+
+    fn tick(&mut self, now_ms: u64) -> u64 {
+        self.clock = now_ms;
+        if self.within == 0 || self.pending == 0 {
+            return 0;
+        }
+        // A deadline past u64::MAX never comes.
+        match self.oldest.checked_add(self.within) {
+            Some(due) if now_ms >= due => {}
+            _ => return 0,
+        }
+        let made_durable = self.pending;
+        self.sync_log();
+        made_durable
+    }
+
+    fn lsn(&self) -> u64 {
+        self.seq
+    }
+
+    fn lsn_of(&self, key: String) -> Option<u64> {
+        self.map.get(&key).map(|e| e.lsn)
     }
 }
 
