@@ -12,7 +12,7 @@
 //!   a breadth-first search over the reverse edges.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use harness_contract::spreadsheet::{SheetError, Spreadsheet};
 
@@ -457,6 +457,57 @@ impl Spreadsheet for Book {
         if !roots.is_empty() {
             self.refresh(roots);
         }
+    }
+
+    fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
+        let a = parse_addr(&cell).ok_or(SheetError::BadCell)?;
+        let Some(&start) = self.ids.get(&a) else { return Ok(vec![vec![addr_name(a)]]) };
+        if self.nodes[start as usize].value.is_none() {
+            return Ok(Vec::new());
+        }
+        // Not Kahn here: a depth-first search over the readers (explicit
+        // stack) gives a post-order; reversed, it is a topological order of
+        // the cells reached, in which each cell's wave is one more than the
+        // highest wave of any member it reads (the longest path from start).
+        let mut seen: HashSet<Id> = HashSet::from([start]);
+        let mut post: Vec<Id> = Vec::new();
+        let mut stack: Vec<(Id, usize)> = vec![(start, 0)];
+        while let Some(top) = stack.last_mut() {
+            let (id, i) = *top;
+            let readers = &self.nodes[id as usize].readers;
+            if i < readers.len() {
+                top.1 += 1;
+                let rd = readers[i];
+                if self.nodes[rd as usize].value.is_some() && seen.insert(rd) {
+                    stack.push((rd, 0));
+                }
+            } else {
+                stack.pop();
+                post.push(id);
+            }
+        }
+        let mut level: HashMap<Id, usize> = HashMap::from([(start, 0)]);
+        for &id in post.iter().rev() {
+            let l = level[&id];
+            for &rd in &self.nodes[id as usize].readers {
+                if seen.contains(&rd) {
+                    let e = level.entry(rd).or_insert(0);
+                    *e = (*e).max(l + 1);
+                }
+            }
+        }
+        let depth = level.values().copied().max().unwrap_or(0);
+        let mut buckets: Vec<Vec<Addr>> = vec![Vec::new(); depth + 1];
+        for (&id, &l) in &level {
+            buckets[l].push(self.nodes[id as usize].addr);
+        }
+        Ok(buckets
+            .into_iter()
+            .map(|mut b| {
+                b.sort_unstable();
+                b.into_iter().map(addr_name).collect()
+            })
+            .collect())
     }
 }
 

@@ -235,6 +235,57 @@ impl Spreadsheet for Sheet {
         let sources: Vec<Cell> = self.volatile.iter().copied().collect();
         self.recompute(&sources);
     }
+
+    fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
+        let start = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
+        if self.value(start).is_err() {
+            return Ok(Vec::new());
+        }
+        // The members: the start and its dependents that have a value. A
+        // cell without a value makes everything that reads it valueless
+        // too, so the walk stops there.
+        let mut members: Set<Cell> = Set::default();
+        members.insert(start);
+        let mut walk = vec![start];
+        while let Some(at) = walk.pop() {
+            if let Some(slot) = self.slots.get(&at) {
+                for &d in &slot.dependents {
+                    if self.value(d).is_ok() && members.insert(d) {
+                        walk.push(d);
+                    }
+                }
+            }
+        }
+        // Kahn's algorithm, one wave at a time. A member waits only for the
+        // members it reads: any other input already has its final value.
+        let mut waiting: Map<Cell, usize> = Map::default();
+        for &m in &members {
+            if m != start {
+                waiting.insert(m, self.refs(m).iter().filter(|r| members.contains(r)).count());
+            }
+        }
+        let mut waves: Vec<Vec<String>> = Vec::new();
+        let mut wave = vec![start];
+        while !wave.is_empty() {
+            wave.sort_unstable();
+            let mut next = Vec::new();
+            for &placed in &wave {
+                if let Some(slot) = self.slots.get(&placed) {
+                    for d in &slot.dependents {
+                        if let Some(left) = waiting.get_mut(d) {
+                            *left -= 1;
+                            if *left == 0 {
+                                next.push(*d);
+                            }
+                        }
+                    }
+                }
+            }
+            waves.push(wave.iter().map(Cell::to_string).collect());
+            wave = next;
+        }
+        Ok(waves)
+    }
 }
 
 harness_contract::export!(spreadsheet, Sheet);
