@@ -533,6 +533,16 @@ pub trait Spreadsheet {
     fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
         not_implemented("waves")
     }
+
+    // Gate 6: early cutoff.
+
+    /// Turns early cutoff on or off (off on a new sheet). While it is on, a
+    /// `set` evaluates a dependent only when a cell it reads changed value
+    /// in that same `set`; values stay exactly as without it. Evaluates
+    /// nothing itself.
+    fn early_cutoff(&mut self, on: bool) {
+        not_implemented("early_cutoff")
+    }
 }
 
 crate::contract! {
@@ -549,6 +559,7 @@ crate::contract! {
     fn cycle_len(cell: String) -> Result<Option<usize>, SheetError>;
     fn recalc(now_ms: i64) -> ();
     fn waves(cell: String) -> Result<Vec<Vec<String>>, SheetError>;
+    fn early_cutoff(on: bool) -> ();
 }
 
 #[cfg(test)]

@@ -81,6 +81,7 @@ pub struct Book {
     clock: i64,
     count: u64,
     volatile: BTreeSet<Id>,
+    cutoff: bool,
 }
 
 /// A parsed input, before it is placed: references still as addresses.
@@ -285,7 +286,7 @@ impl Book {
         // Collect the affected cells (breadth first over the readers).
         let mut affected: HashMap<Id, u32> = HashMap::new(); // id -> in-degree inside the set
         let mut queue: VecDeque<Id> = VecDeque::new();
-        for r in roots {
+        for &r in &roots {
             if affected.insert(r, 0).is_none() {
                 queue.push_back(r);
             }
@@ -307,24 +308,35 @@ impl Book {
         }
         let mut ready: VecDeque<Id> = list.iter().copied().filter(|id| affected[id] == 0).collect();
         let mut done = 0usize;
+        // With early cutoff, the cells whose value this pass changed.
+        let mut changed: HashSet<Id> = HashSet::new();
         while let Some(id) = ready.pop_front() {
             done += 1;
             let node = &self.nodes[id as usize];
-            let value = match &node.held {
-                Held::Nothing => Some(0),
-                Held::Num(n) => {
-                    self.count += 1;
-                    Some(*n)
-                }
-                Held::Formula { ast, reads, .. } => {
-                    if reads.iter().any(|r| self.nodes[*r as usize].value.is_none()) {
-                        None
-                    } else {
+            let old = node.value;
+            let wake = !self.cutoff || roots.contains(&id) || node.reads().iter().any(|r| changed.contains(r));
+            let value = if !wake {
+                old
+            } else {
+                match &node.held {
+                    Held::Nothing => Some(0),
+                    Held::Num(n) => {
                         self.count += 1;
-                        Some(self.calc(ast))
+                        Some(*n)
+                    }
+                    Held::Formula { ast, reads, .. } => {
+                        if reads.iter().any(|r| self.nodes[*r as usize].value.is_none()) {
+                            None
+                        } else {
+                            self.count += 1;
+                            Some(self.calc(ast))
+                        }
                     }
                 }
             };
+            if value != old {
+                changed.insert(id);
+            }
             self.nodes[id as usize].value = value;
             let readers = std::mem::take(&mut self.nodes[id as usize].readers);
             for &rd in &readers {
@@ -350,7 +362,7 @@ impl Book {
 
 impl Spreadsheet for Book {
     fn new() -> Self {
-        Book { ids: HashMap::new(), nodes: Vec::new(), clock: 0, count: 0, volatile: BTreeSet::new() }
+        Book { ids: HashMap::new(), nodes: Vec::new(), clock: 0, count: 0, volatile: BTreeSet::new(), cutoff: false }
     }
 
     fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
@@ -508,6 +520,10 @@ impl Spreadsheet for Book {
                 b.into_iter().map(addr_name).collect()
             })
             .collect())
+    }
+
+    fn early_cutoff(&mut self, on: bool) {
+        self.cutoff = on;
     }
 }
 

@@ -55,6 +55,9 @@ pub struct Sheet {
     volatile: Set<Cell>,
     now: i64,
     evaluations: u64,
+    /// Early cutoff: a dependent is evaluated only when a cell it reads
+    /// changed value in the same recomputation.
+    cutoff: bool,
 }
 
 impl Sheet {
@@ -138,9 +141,36 @@ impl Sheet {
             }
         }
 
+        if self.cutoff {
+            self.evaluate_with_cutoff(&order, &broken, sources);
+            return;
+        }
         for cell in order {
             let value = if broken.contains(&cell) { Err(SheetError::Cycle) } else { self.evaluate(cell) };
             self.slot(cell).value = value;
+        }
+    }
+
+    /// Early cutoff: in dependency order, the sources and every cell that
+    /// reads a cell whose value changed in this recomputation are
+    /// evaluated; any other cell keeps its value, since nothing it reads
+    /// changed. `err(cycle)` is a value here: losing or regaining one is a
+    /// change.
+    fn evaluate_with_cutoff(&mut self, order: &[Cell], broken: &Set<Cell>, sources: &[Cell]) {
+        let mut changed: Set<Cell> = Set::default();
+        for &at in order {
+            let before = self.value(at);
+            let after = if broken.contains(&at) {
+                Err(SheetError::Cycle)
+            } else if sources.contains(&at) || self.refs(at).iter().any(|r| changed.contains(r)) {
+                self.evaluate(at)
+            } else {
+                before
+            };
+            if after != before {
+                changed.insert(at);
+            }
+            self.slot(at).value = after;
         }
     }
 
@@ -165,7 +195,7 @@ impl Sheet {
 
 impl Spreadsheet for Sheet {
     fn new() -> Self {
-        Sheet { slots: Map::default(), volatile: Set::default(), now: 0, evaluations: 0 }
+        Sheet { slots: Map::default(), volatile: Set::default(), now: 0, evaluations: 0, cutoff: false }
     }
 
     fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
@@ -285,6 +315,10 @@ impl Spreadsheet for Sheet {
             wave = next;
         }
         Ok(waves)
+    }
+
+    fn early_cutoff(&mut self, on: bool) {
+        self.cutoff = on;
     }
 }
 
