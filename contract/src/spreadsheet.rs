@@ -522,6 +522,27 @@ pub trait Spreadsheet {
     fn recalc(&mut self, now_ms: i64) {
         not_implemented("recalc")
     }
+
+    // Gate 5: recalculation in waves.
+
+    /// The recomputation an edit of `cell` would set off, as waves of cells
+    /// that could be computed at the same time: `[[cell], ...]`, each cell
+    /// one wave after the latest wave among the cells it reads; cells
+    /// without a value are in no wave, and a `cell` without a value gives
+    /// `[]`. Changes nothing.
+    fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
+        not_implemented("waves")
+    }
+
+    // Gate 6: early cutoff.
+
+    /// Turns early cutoff on or off (off on a new sheet). While it is on, a
+    /// `set` evaluates a dependent only when a cell it reads changed value
+    /// in that same `set`; values stay exactly as without it. Evaluates
+    /// nothing itself.
+    fn early_cutoff(&mut self, on: bool) {
+        not_implemented("early_cutoff")
+    }
 }
 
 crate::contract! {
@@ -537,6 +558,8 @@ crate::contract! {
     fn set_small_stack(cell: String, input: String) -> Result<(), SheetError>;
     fn cycle_len(cell: String) -> Result<Option<usize>, SheetError>;
     fn recalc(now_ms: i64) -> ();
+    fn waves(cell: String) -> Result<Vec<Vec<String>>, SheetError>;
+    fn early_cutoff(on: bool) -> ();
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //!   a breadth-first search over the reverse edges.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use harness_contract::spreadsheet::{SheetError, Spreadsheet};
 
@@ -81,6 +81,7 @@ pub struct Book {
     clock: i64,
     count: u64,
     volatile: BTreeSet<Id>,
+    cutoff: bool,
 }
 
 /// A parsed input, before it is placed: references still as addresses.
@@ -285,7 +286,7 @@ impl Book {
         // Collect the affected cells (breadth first over the readers).
         let mut affected: HashMap<Id, u32> = HashMap::new(); // id -> in-degree inside the set
         let mut queue: VecDeque<Id> = VecDeque::new();
-        for r in roots {
+        for &r in &roots {
             if affected.insert(r, 0).is_none() {
                 queue.push_back(r);
             }
@@ -307,24 +308,35 @@ impl Book {
         }
         let mut ready: VecDeque<Id> = list.iter().copied().filter(|id| affected[id] == 0).collect();
         let mut done = 0usize;
+        // With early cutoff, the cells whose value this pass changed.
+        let mut changed: HashSet<Id> = HashSet::new();
         while let Some(id) = ready.pop_front() {
             done += 1;
             let node = &self.nodes[id as usize];
-            let value = match &node.held {
-                Held::Nothing => Some(0),
-                Held::Num(n) => {
-                    self.count += 1;
-                    Some(*n)
-                }
-                Held::Formula { ast, reads, .. } => {
-                    if reads.iter().any(|r| self.nodes[*r as usize].value.is_none()) {
-                        None
-                    } else {
+            let old = node.value;
+            let wake = !self.cutoff || roots.contains(&id) || node.reads().iter().any(|r| changed.contains(r));
+            let value = if !wake {
+                old
+            } else {
+                match &node.held {
+                    Held::Nothing => Some(0),
+                    Held::Num(n) => {
                         self.count += 1;
-                        Some(self.calc(ast))
+                        Some(*n)
+                    }
+                    Held::Formula { ast, reads, .. } => {
+                        if reads.iter().any(|r| self.nodes[*r as usize].value.is_none()) {
+                            None
+                        } else {
+                            self.count += 1;
+                            Some(self.calc(ast))
+                        }
                     }
                 }
             };
+            if value != old {
+                changed.insert(id);
+            }
             self.nodes[id as usize].value = value;
             let readers = std::mem::take(&mut self.nodes[id as usize].readers);
             for &rd in &readers {
@@ -350,7 +362,7 @@ impl Book {
 
 impl Spreadsheet for Book {
     fn new() -> Self {
-        Book { ids: HashMap::new(), nodes: Vec::new(), clock: 0, count: 0, volatile: BTreeSet::new() }
+        Book { ids: HashMap::new(), nodes: Vec::new(), clock: 0, count: 0, volatile: BTreeSet::new(), cutoff: false }
     }
 
     fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
@@ -457,6 +469,61 @@ impl Spreadsheet for Book {
         if !roots.is_empty() {
             self.refresh(roots);
         }
+    }
+
+    fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
+        let a = parse_addr(&cell).ok_or(SheetError::BadCell)?;
+        let Some(&start) = self.ids.get(&a) else { return Ok(vec![vec![addr_name(a)]]) };
+        if self.nodes[start as usize].value.is_none() {
+            return Ok(Vec::new());
+        }
+        // Not Kahn here: a depth-first search over the readers (explicit
+        // stack) gives a post-order; reversed, it is a topological order of
+        // the cells reached, in which each cell's wave is one more than the
+        // highest wave of any member it reads (the longest path from start).
+        let mut seen: HashSet<Id> = HashSet::from([start]);
+        let mut post: Vec<Id> = Vec::new();
+        let mut stack: Vec<(Id, usize)> = vec![(start, 0)];
+        while let Some(top) = stack.last_mut() {
+            let (id, i) = *top;
+            let readers = &self.nodes[id as usize].readers;
+            if i < readers.len() {
+                top.1 += 1;
+                let rd = readers[i];
+                if self.nodes[rd as usize].value.is_some() && seen.insert(rd) {
+                    stack.push((rd, 0));
+                }
+            } else {
+                stack.pop();
+                post.push(id);
+            }
+        }
+        let mut level: HashMap<Id, usize> = HashMap::from([(start, 0)]);
+        for &id in post.iter().rev() {
+            let l = level[&id];
+            for &rd in &self.nodes[id as usize].readers {
+                if seen.contains(&rd) {
+                    let e = level.entry(rd).or_insert(0);
+                    *e = (*e).max(l + 1);
+                }
+            }
+        }
+        let depth = level.values().copied().max().unwrap_or(0);
+        let mut buckets: Vec<Vec<Addr>> = vec![Vec::new(); depth + 1];
+        for (&id, &l) in &level {
+            buckets[l].push(self.nodes[id as usize].addr);
+        }
+        Ok(buckets
+            .into_iter()
+            .map(|mut b| {
+                b.sort_unstable();
+                b.into_iter().map(addr_name).collect()
+            })
+            .collect())
+    }
+
+    fn early_cutoff(&mut self, on: bool) {
+        self.cutoff = on;
     }
 }
 

@@ -55,6 +55,9 @@ pub struct Sheet {
     volatile: Set<Cell>,
     now: i64,
     evaluations: u64,
+    /// Early cutoff: a dependent is evaluated only when a cell it reads
+    /// changed value in the same recomputation.
+    cutoff: bool,
 }
 
 impl Sheet {
@@ -138,9 +141,36 @@ impl Sheet {
             }
         }
 
+        if self.cutoff {
+            self.evaluate_with_cutoff(&order, &broken, sources);
+            return;
+        }
         for cell in order {
             let value = if broken.contains(&cell) { Err(SheetError::Cycle) } else { self.evaluate(cell) };
             self.slot(cell).value = value;
+        }
+    }
+
+    /// Early cutoff: in dependency order, the sources and every cell that
+    /// reads a cell whose value changed in this recomputation are
+    /// evaluated; any other cell keeps its value, since nothing it reads
+    /// changed. `err(cycle)` is a value here: losing or regaining one is a
+    /// change.
+    fn evaluate_with_cutoff(&mut self, order: &[Cell], broken: &Set<Cell>, sources: &[Cell]) {
+        let mut changed: Set<Cell> = Set::default();
+        for &at in order {
+            let before = self.value(at);
+            let after = if broken.contains(&at) {
+                Err(SheetError::Cycle)
+            } else if sources.contains(&at) || self.refs(at).iter().any(|r| changed.contains(r)) {
+                self.evaluate(at)
+            } else {
+                before
+            };
+            if after != before {
+                changed.insert(at);
+            }
+            self.slot(at).value = after;
         }
     }
 
@@ -165,7 +195,7 @@ impl Sheet {
 
 impl Spreadsheet for Sheet {
     fn new() -> Self {
-        Sheet { slots: Map::default(), volatile: Set::default(), now: 0, evaluations: 0 }
+        Sheet { slots: Map::default(), volatile: Set::default(), now: 0, evaluations: 0, cutoff: false }
     }
 
     fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
@@ -234,6 +264,61 @@ impl Spreadsheet for Sheet {
         self.now = now_ms;
         let sources: Vec<Cell> = self.volatile.iter().copied().collect();
         self.recompute(&sources);
+    }
+
+    fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
+        let start = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
+        if self.value(start).is_err() {
+            return Ok(Vec::new());
+        }
+        // The members: the start and its dependents that have a value. A
+        // cell without a value makes everything that reads it valueless
+        // too, so the walk stops there.
+        let mut members: Set<Cell> = Set::default();
+        members.insert(start);
+        let mut walk = vec![start];
+        while let Some(at) = walk.pop() {
+            if let Some(slot) = self.slots.get(&at) {
+                for &d in &slot.dependents {
+                    if self.value(d).is_ok() && members.insert(d) {
+                        walk.push(d);
+                    }
+                }
+            }
+        }
+        // Kahn's algorithm, one wave at a time. A member waits only for the
+        // members it reads: any other input already has its final value.
+        let mut waiting: Map<Cell, usize> = Map::default();
+        for &m in &members {
+            if m != start {
+                waiting.insert(m, self.refs(m).iter().filter(|r| members.contains(r)).count());
+            }
+        }
+        let mut waves: Vec<Vec<String>> = Vec::new();
+        let mut wave = vec![start];
+        while !wave.is_empty() {
+            wave.sort_unstable();
+            let mut next = Vec::new();
+            for &placed in &wave {
+                if let Some(slot) = self.slots.get(&placed) {
+                    for d in &slot.dependents {
+                        if let Some(left) = waiting.get_mut(d) {
+                            *left -= 1;
+                            if *left == 0 {
+                                next.push(*d);
+                            }
+                        }
+                    }
+                }
+            }
+            waves.push(wave.iter().map(Cell::to_string).collect());
+            wave = next;
+        }
+        Ok(waves)
+    }
+
+    fn early_cutoff(&mut self, on: bool) {
+        self.cutoff = on;
     }
 }
 
