@@ -202,6 +202,18 @@ pub trait Pipeline {
     fn limit(&self) -> usize {
         not_implemented("limit")
     }
+
+    // Gate 5: per-job timeouts.
+
+    /// From now on, a running job that has run more than `timeout_ms`
+    /// since it was taken times out: it leaves, and its worker is free.
+    fn set_timeout(&mut self, timeout_ms: u64) {
+        not_implemented("set_timeout")
+    }
+    /// How many jobs have timed out.
+    fn timed_out(&self) -> u64 {
+        not_implemented("timed_out")
+    }
 }
 
 crate::contract! {
@@ -227,4 +239,6 @@ crate::contract! {
     fn cancelled() -> Vec<u64>;
     fn set_adaptive(min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError>;
     fn limit() -> usize;
+    fn set_timeout(timeout_ms: u64) -> ();
+    fn timed_out() -> u64;
 }

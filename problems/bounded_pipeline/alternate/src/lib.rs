@@ -5,9 +5,11 @@
 //! order jobs join the back. So the queued ids are always one contiguous
 //! range `front_id .. front_id + len`, and the queue needs to store nothing
 //! but submit times, kept in a fixed ring buffer of `capacity` slots that is
-//! allocated once. Running jobs sit in a small `Vec` in take order (at most
-//! L of them), searched linearly. The shutdown state is an optional
-//! deadline plus a `stopped` flag.
+//! allocated once. Running jobs sit in a `VecDeque` in take order (at most
+//! L of them), searched linearly; the ones that time out leave from its
+//! front. The shutdown state is an optional deadline plus a `stopped` flag.
+
+use std::collections::VecDeque;
 
 use harness_contract::bounded_pipeline::{Admission, PipeError, Pipeline};
 
@@ -63,17 +65,18 @@ pub struct Pipe {
     front_id: u64,
     /// The next id to hand out; everything below it has been issued.
     next_id: u64,
-    /// `(id, taken_at)`, in take order.
-    busy: Vec<(u64, u64)>,
+    /// `(id, taken_at)`, in take order, so also in order of taken_at.
+    busy: VecDeque<(u64, u64)>,
     limit: usize,
     estimate: u64,
     shed_oldest: bool,
     max_wait: Option<u64>,
+    timeout: Option<u64>,
     deadline: Option<u64>,
     stopped: bool,
     cancelled: Vec<u64>,
     adaptive: Option<Adaptive>,
-    counts: [u64; 6], // accepted, rejected, completed, failed, shed, expired
+    counts: [u64; 7], // accepted, rejected, completed, failed, shed, expired, timed out
 }
 
 const ACCEPTED: usize = 0;
@@ -82,6 +85,7 @@ const COMPLETED: usize = 2;
 const FAILED: usize = 3;
 const SHED: usize = 4;
 const EXPIRED: usize = 5;
+const TIMED_OUT: usize = 6;
 
 impl Pipe {
     fn pop_front(&mut self) -> u64 {
@@ -91,8 +95,19 @@ impl Pipe {
         id
     }
 
-    /// The time rule: expiry, then the deadline; then a finished drain.
+    /// The time rule: timeouts, expiry, then the deadline; then a finished
+    /// drain.
     fn at(&mut self, now: u64) {
+        if let Some(timeout) = self.timeout {
+            while let Some(&(_, taken)) = self.busy.front() {
+                if now - taken <= timeout {
+                    break;
+                }
+                self.busy.pop_front();
+                self.counts[TIMED_OUT] += 1;
+                self.estimate = timeout;
+            }
+        }
         if let Some(max_wait) = self.max_wait {
             while let Some(submitted) = self.ring.oldest() {
                 if now - submitted > max_wait {
@@ -135,7 +150,7 @@ impl Pipe {
         let Some(pos) = self.busy.iter().position(|&(busy_id, _)| busy_id == id) else {
             return Err(PipeError::NotRunning);
         };
-        let (_, taken) = self.busy.remove(pos);
+        let (_, taken) = self.busy.remove(pos).expect("a position found in busy");
         let t = now - taken;
         self.estimate = t;
         self.counts[if failed { FAILED } else { COMPLETED }] += 1;
@@ -157,16 +172,17 @@ impl Pipeline for Pipe {
             ring: Ring::new(capacity),
             front_id: 1,
             next_id: 1,
-            busy: Vec::new(),
+            busy: VecDeque::new(),
             limit: workers,
             estimate: initial_service_ms,
             shed_oldest: false,
             max_wait: None,
+            timeout: None,
             deadline: None,
             stopped: false,
             cancelled: Vec::new(),
             adaptive: None,
-            counts: [0; 6],
+            counts: [0; 7],
         }
     }
 
@@ -206,7 +222,7 @@ impl Pipeline for Pipe {
             return None;
         }
         let id = self.pop_front();
-        self.busy.push((id, now_ms));
+        self.busy.push_back((id, now_ms));
         Some(id)
     }
 
@@ -285,6 +301,14 @@ impl Pipeline for Pipe {
 
     fn limit(&self) -> usize {
         self.limit
+    }
+
+    fn set_timeout(&mut self, timeout_ms: u64) {
+        self.timeout = Some(timeout_ms);
+    }
+
+    fn timed_out(&self) -> u64 {
+        self.counts[TIMED_OUT]
     }
 }
 

@@ -9,9 +9,10 @@
 //! many jobs pass through.
 //!
 //! Time only moves inside operations that take `now_ms`. Each of them first
-//! calls `advance`, which applies what that time makes due (expired queued
-//! jobs, then the shutdown deadline), does its own work, and ends with
-//! `settle`, which notices a drain that has finished.
+//! calls `advance`, which applies what that time makes due (running jobs
+//! past their timeout, expired queued jobs, then the shutdown deadline),
+//! does its own work, and ends with `settle`, which notices a drain that has
+//! finished.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -50,7 +51,8 @@ pub struct Pool {
     /// waited too long are always a prefix.
     queue: VecDeque<Waiting>,
     /// Running job id -> the time it was taken. Ordered, so `running()` is
-    /// already in take order (ids are taken in ascending order).
+    /// already in take order (ids are taken in ascending order), and the
+    /// first entry is the job that has run longest.
     running: BTreeMap<u64, u64>,
     /// The last id handed out; ids `1..=last_id` have been issued.
     last_id: u64,
@@ -59,6 +61,7 @@ pub struct Pool {
     service_ms: u64,
     overflow: Overflow,
     max_wait_ms: Option<u64>,
+    timeout_ms: Option<u64>,
     phase: Phase,
     cancelled: Vec<u64>,
     aimd: Option<Aimd>,
@@ -68,11 +71,14 @@ pub struct Pool {
     failed: u64,
     shed: u64,
     expired: u64,
+    timed_out: u64,
 }
 
 impl Pool {
-    /// Applies what `now_ms` makes due: first expiry, then the deadline.
+    /// Applies what `now_ms` makes due: timeouts and expiry (they touch
+    /// different jobs), then the deadline.
     fn advance(&mut self, now_ms: u64) {
+        self.time_out(now_ms);
         self.expire(now_ms);
         self.enforce_deadline(now_ms);
     }
@@ -87,6 +93,23 @@ impl Pool {
                 }
                 self.queue.pop_front();
                 self.expired += 1;
+            }
+        }
+    }
+
+    /// Abandons the running jobs that have run longer than the timeout.
+    /// One timeout for all and jobs taken in order: they are a prefix of
+    /// `running`, so this pops and never scans.
+    fn time_out(&mut self, now_ms: u64) {
+        if let Some(timeout) = self.timeout_ms {
+            while let Some((&id, &taken_ms)) = self.running.first_key_value() {
+                if now_ms - taken_ms <= timeout {
+                    break;
+                }
+                self.running.remove(&id);
+                self.timed_out += 1;
+                // The worker was held for the whole timeout.
+                self.service_ms = timeout;
             }
         }
     }
@@ -166,6 +189,7 @@ impl Pipeline for Pool {
             service_ms: initial_service_ms,
             overflow: Overflow::Reject,
             max_wait_ms: None,
+            timeout_ms: None,
             phase: Phase::Accepting,
             cancelled: Vec::new(),
             aimd: None,
@@ -175,6 +199,7 @@ impl Pipeline for Pool {
             failed: 0,
             shed: 0,
             expired: 0,
+            timed_out: 0,
         }
     }
 
@@ -305,6 +330,14 @@ impl Pipeline for Pool {
 
     fn limit(&self) -> usize {
         self.limit
+    }
+
+    fn set_timeout(&mut self, timeout_ms: u64) {
+        self.timeout_ms = Some(timeout_ms);
+    }
+
+    fn timed_out(&self) -> u64 {
+        self.timed_out
     }
 }
 
