@@ -40,6 +40,8 @@ crate::error_kinds! {
         Closed = "closed",
         /// Gate 4: the adaptive limits need `1 <= min_limit <= max_limit`.
         InvalidLimits = "invalid_limits",
+        /// Gate 6: a circuit breaker needs a threshold of at least 1.
+        InvalidBreaker = "invalid_breaker",
     }
 }
 
@@ -202,6 +204,32 @@ pub trait Pipeline {
     fn limit(&self) -> usize {
         not_implemented("limit")
     }
+
+    // Gate 5: per-job timeouts.
+
+    /// From now on, a running job that has run more than `timeout_ms`
+    /// since it was taken times out: it leaves, and its worker is free.
+    fn set_timeout(&mut self, timeout_ms: u64) {
+        not_implemented("set_timeout")
+    }
+    /// How many jobs have timed out.
+    fn timed_out(&self) -> u64 {
+        not_implemented("timed_out")
+    }
+
+    // Gate 6: a circuit breaker.
+
+    /// Turns the circuit breaker on (closed, no failures counted): it opens
+    /// after `threshold` consecutive failures and half-opens `cooldown_ms`
+    /// later.
+    fn set_breaker(&mut self, threshold: u64, cooldown_ms: u64) -> Result<(), PipeError> {
+        not_implemented("set_breaker")
+    }
+    /// `"closed"`, `"open"` or `"half_open"`, as of the last operation with
+    /// a `now_ms`.
+    fn breaker(&self) -> String {
+        not_implemented("breaker")
+    }
 }
 
 crate::contract! {
@@ -227,4 +255,8 @@ crate::contract! {
     fn cancelled() -> Vec<u64>;
     fn set_adaptive(min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError>;
     fn limit() -> usize;
+    fn set_timeout(timeout_ms: u64) -> ();
+    fn timed_out() -> u64;
+    fn set_breaker(threshold: u64, cooldown_ms: u64) -> Result<(), PipeError>;
+    fn breaker() -> String;
 }

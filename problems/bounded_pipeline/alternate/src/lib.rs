@@ -5,9 +5,13 @@
 //! order jobs join the back. So the queued ids are always one contiguous
 //! range `front_id .. front_id + len`, and the queue needs to store nothing
 //! but submit times, kept in a fixed ring buffer of `capacity` slots that is
-//! allocated once. Running jobs sit in a small `Vec` in take order (at most
-//! L of them), searched linearly. The shutdown state is an optional
-//! deadline plus a `stopped` flag.
+//! allocated once. Running jobs sit in a `VecDeque` in take order (at most
+//! L of them), searched linearly; the ones that time out leave from its
+//! front. The shutdown state is an optional deadline plus a `stopped` flag.
+//! The circuit breaker is flat fields too: a run of failures, the time it
+//! opened, and the trial's id with a flag for "half-open".
+
+use std::collections::VecDeque;
 
 use harness_contract::bounded_pipeline::{Admission, PipeError, Pipeline};
 
@@ -63,17 +67,27 @@ pub struct Pipe {
     front_id: u64,
     /// The next id to hand out; everything below it has been issued.
     next_id: u64,
-    /// `(id, taken_at)`, in take order.
-    busy: Vec<(u64, u64)>,
+    /// `(id, taken_at)`, in take order, so also in order of taken_at.
+    busy: VecDeque<(u64, u64)>,
     limit: usize,
     estimate: u64,
     shed_oldest: bool,
     max_wait: Option<u64>,
+    timeout: Option<u64>,
     deadline: Option<u64>,
     stopped: bool,
     cancelled: Vec<u64>,
     adaptive: Option<Adaptive>,
-    counts: [u64; 6], // accepted, rejected, completed, failed, shed, expired
+    /// `(threshold, cooldown)` once the breaker is on.
+    breaker: Option<(u64, u64)>,
+    /// Consecutive failures while closed.
+    run_of_failures: u64,
+    /// When the breaker opened, while it is open.
+    opened_at: Option<u64>,
+    /// Half-open: waiting for a trial (`None`) or for its result.
+    half_open: bool,
+    trial: Option<u64>,
+    counts: [u64; 7], // accepted, rejected, completed, failed, shed, expired, timed out
 }
 
 const ACCEPTED: usize = 0;
@@ -82,8 +96,14 @@ const COMPLETED: usize = 2;
 const FAILED: usize = 3;
 const SHED: usize = 4;
 const EXPIRED: usize = 5;
+const TIMED_OUT: usize = 6;
 
 impl Pipe {
+    fn littles_law(&self) -> u64 {
+        let capacity = self.ring.slots.len() as u64;
+        (capacity * self.estimate).div_ceil(self.limit as u64)
+    }
+
     fn pop_front(&mut self) -> u64 {
         let id = self.front_id;
         self.ring.drop_oldest();
@@ -91,8 +111,26 @@ impl Pipe {
         id
     }
 
-    /// The time rule: expiry, then the deadline; then a finished drain.
+    /// The time rule: timeouts, the breaker's cooldown, expiry, then the
+    /// deadline; then a finished drain.
     fn at(&mut self, now: u64) {
+        if let (Some(opened), Some((_, cooldown))) = (self.opened_at, self.breaker)
+            && now - opened >= cooldown
+        {
+            self.opened_at = None;
+            self.half_open = true;
+            self.trial = None;
+        }
+        if let Some(timeout) = self.timeout {
+            while let Some(&(_, taken)) = self.busy.front() {
+                if now - taken <= timeout {
+                    break;
+                }
+                self.busy.pop_front();
+                self.counts[TIMED_OUT] += 1;
+                self.estimate = timeout;
+            }
+        }
         if let Some(max_wait) = self.max_wait {
             while let Some(submitted) = self.ring.oldest() {
                 if now - submitted > max_wait {
@@ -135,10 +173,33 @@ impl Pipe {
         let Some(pos) = self.busy.iter().position(|&(busy_id, _)| busy_id == id) else {
             return Err(PipeError::NotRunning);
         };
-        let (_, taken) = self.busy.remove(pos);
+        let (_, taken) = self.busy.remove(pos).expect("a position found in busy");
         let t = now - taken;
         self.estimate = t;
         self.counts[if failed { FAILED } else { COMPLETED }] += 1;
+        if let Some((threshold, _)) = self.breaker {
+            if self.half_open {
+                if self.trial == Some(id) {
+                    self.half_open = false;
+                    self.trial = None;
+                    if failed {
+                        self.opened_at = Some(now);
+                    } else {
+                        self.run_of_failures = 0;
+                    }
+                }
+            } else if self.opened_at.is_none() {
+                if failed {
+                    self.run_of_failures += 1;
+                    if self.run_of_failures >= threshold {
+                        self.run_of_failures = 0;
+                        self.opened_at = Some(now);
+                    }
+                } else {
+                    self.run_of_failures = 0;
+                }
+            }
+        }
         if let Some(a) = &self.adaptive {
             if failed || t > a.target.saturating_mul(2) {
                 self.limit = std::cmp::max(a.lo, self.limit * 4 / 5);
@@ -157,16 +218,22 @@ impl Pipeline for Pipe {
             ring: Ring::new(capacity),
             front_id: 1,
             next_id: 1,
-            busy: Vec::new(),
+            busy: VecDeque::new(),
             limit: workers,
             estimate: initial_service_ms,
             shed_oldest: false,
             max_wait: None,
+            timeout: None,
             deadline: None,
             stopped: false,
             cancelled: Vec::new(),
             adaptive: None,
-            counts: [0; 6],
+            breaker: None,
+            run_of_failures: 0,
+            opened_at: None,
+            half_open: false,
+            trial: None,
+            counts: [0; 7],
         }
     }
 
@@ -175,14 +242,25 @@ impl Pipeline for Pipe {
         if self.deadline.is_some() {
             return Err(PipeError::Closed);
         }
+        if let (Some(opened), Some((_, cooldown))) = (self.opened_at, self.breaker) {
+            self.counts[REJECTED] += 1;
+            return Ok(Admission::Rejected { retry_after_ms: opened + cooldown - now_ms });
+        }
+        if self.half_open
+            && let Some(trial) = self.trial
+        {
+            let still_here = self.busy.binary_search_by_key(&trial, |&(id, _)| id).is_ok() || (self.ring.len > 0 && self.front_id <= trial);
+            if still_here {
+                self.counts[REJECTED] += 1;
+                return Ok(Admission::Rejected { retry_after_ms: self.littles_law() });
+            }
+            self.trial = None;
+        }
         let mut dropped = None;
         if self.ring.is_full() {
             if !self.shed_oldest {
                 self.counts[REJECTED] += 1;
-                let capacity = self.ring.slots.len() as u64;
-                let limit = self.limit as u64;
-                let retry_after_ms = (capacity * self.estimate).div_ceil(limit);
-                return Ok(Admission::Rejected { retry_after_ms });
+                return Ok(Admission::Rejected { retry_after_ms: self.littles_law() });
             }
             dropped = Some(self.pop_front());
             self.counts[SHED] += 1;
@@ -194,6 +272,9 @@ impl Pipeline for Pipe {
         self.next_id += 1;
         self.ring.push(now_ms);
         self.counts[ACCEPTED] += 1;
+        if self.half_open && self.trial.is_none() {
+            self.trial = Some(id);
+        }
         Ok(match dropped {
             Some(dropped) => Admission::Shed { id, dropped },
             None => Admission::Accepted { id },
@@ -206,7 +287,7 @@ impl Pipeline for Pipe {
             return None;
         }
         let id = self.pop_front();
-        self.busy.push((id, now_ms));
+        self.busy.push_back((id, now_ms));
         Some(id)
     }
 
@@ -285,6 +366,37 @@ impl Pipeline for Pipe {
 
     fn limit(&self) -> usize {
         self.limit
+    }
+
+    fn set_timeout(&mut self, timeout_ms: u64) {
+        self.timeout = Some(timeout_ms);
+    }
+
+    fn timed_out(&self) -> u64 {
+        self.counts[TIMED_OUT]
+    }
+
+    fn set_breaker(&mut self, threshold: u64, cooldown_ms: u64) -> Result<(), PipeError> {
+        if threshold < 1 {
+            return Err(PipeError::InvalidBreaker);
+        }
+        self.breaker = Some((threshold, cooldown_ms));
+        self.run_of_failures = 0;
+        self.opened_at = None;
+        self.half_open = false;
+        self.trial = None;
+        Ok(())
+    }
+
+    fn breaker(&self) -> String {
+        let state = if self.opened_at.is_some() {
+            "open"
+        } else if self.half_open {
+            "half_open"
+        } else {
+            "closed"
+        };
+        state.to_string()
     }
 }
 

@@ -9,9 +9,11 @@
 //! many jobs pass through.
 //!
 //! Time only moves inside operations that take `now_ms`. Each of them first
-//! calls `advance`, which applies what that time makes due (expired queued
-//! jobs, then the shutdown deadline), does its own work, and ends with
-//! `settle`, which notices a drain that has finished.
+//! calls `advance`, which applies what that time makes due (running jobs
+//! past their timeout, expired queued jobs, then the shutdown deadline),
+//! does its own work, and ends with `settle`, which notices a drain that has
+//! finished. An open circuit breaker whose cooldown is over half-opens in
+//! `advance` too.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -36,6 +38,22 @@ enum Phase {
     Stopped { deadline: u64 },
 }
 
+/// The circuit breaker. Its data lives in its states: the count only
+/// while closed, the end of the cooldown only while open, the trial only
+/// while half-open.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Breaker {
+    Closed { failures: u64 },
+    Open { until: u64 },
+    HalfOpen { trial: Option<u64> },
+}
+
+#[derive(Clone, Copy)]
+struct BreakerConfig {
+    threshold: u64,
+    cooldown_ms: u64,
+}
+
 /// Bounds and target of the AIMD controller.
 #[derive(Clone, Copy)]
 struct Aimd {
@@ -50,7 +68,8 @@ pub struct Pool {
     /// waited too long are always a prefix.
     queue: VecDeque<Waiting>,
     /// Running job id -> the time it was taken. Ordered, so `running()` is
-    /// already in take order (ids are taken in ascending order).
+    /// already in take order (ids are taken in ascending order), and the
+    /// first entry is the job that has run longest.
     running: BTreeMap<u64, u64>,
     /// The last id handed out; ids `1..=last_id` have been issued.
     last_id: u64,
@@ -59,6 +78,7 @@ pub struct Pool {
     service_ms: u64,
     overflow: Overflow,
     max_wait_ms: Option<u64>,
+    timeout_ms: Option<u64>,
     phase: Phase,
     cancelled: Vec<u64>,
     aimd: Option<Aimd>,
@@ -68,11 +88,18 @@ pub struct Pool {
     failed: u64,
     shed: u64,
     expired: u64,
+    timed_out: u64,
+    breaker: Breaker,
+    /// `None` while the breaker is off: then it stays closed.
+    breaker_config: Option<BreakerConfig>,
 }
 
 impl Pool {
-    /// Applies what `now_ms` makes due: first expiry, then the deadline.
+    /// Applies what `now_ms` makes due: timeouts and expiry (they touch
+    /// different jobs), then the deadline.
     fn advance(&mut self, now_ms: u64) {
+        self.time_out(now_ms);
+        self.half_open(now_ms);
         self.expire(now_ms);
         self.enforce_deadline(now_ms);
     }
@@ -89,6 +116,75 @@ impl Pool {
                 self.expired += 1;
             }
         }
+    }
+
+    /// Abandons the running jobs that have run longer than the timeout.
+    /// One timeout for all and jobs taken in order: they are a prefix of
+    /// `running`, so this pops and never scans.
+    fn time_out(&mut self, now_ms: u64) {
+        if let Some(timeout) = self.timeout_ms {
+            while let Some((&id, &taken_ms)) = self.running.first_key_value() {
+                if now_ms - taken_ms <= timeout {
+                    break;
+                }
+                self.running.remove(&id);
+                self.timed_out += 1;
+                // The worker was held for the whole timeout.
+                self.service_ms = timeout;
+            }
+        }
+    }
+
+    /// An open breaker whose cooldown is over lets a trial through.
+    fn half_open(&mut self, now_ms: u64) {
+        if let Breaker::Open { until } = self.breaker
+            && now_ms >= until
+        {
+            self.breaker = Breaker::HalfOpen { trial: None };
+        }
+    }
+
+    /// Whether the trial is still queued or running. Jobs leave the queue
+    /// only from its front, so the queued ids are one range ending at the
+    /// newest id.
+    fn pending(&self, id: u64) -> bool {
+        self.running.contains_key(&id) || self.queue.front().is_some_and(|front| front.id <= id)
+    }
+
+    /// Why the breaker refuses a submit, as a retry-after; `None` if it
+    /// lets it through.
+    fn breaker_refuses(&mut self, now_ms: u64) -> Option<u64> {
+        match self.breaker {
+            Breaker::Open { until } => Some(until - now_ms),
+            Breaker::HalfOpen { trial: Some(trial) } if self.pending(trial) => Some(self.retry_after()),
+            Breaker::HalfOpen { trial: Some(_) } => {
+                // The trial left without a result: let another one through.
+                self.breaker = Breaker::HalfOpen { trial: None };
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// What the breaker learns from job `id` finishing at `now_ms`.
+    fn breaker_sees(&mut self, id: u64, now_ms: u64, ok: bool) {
+        let Some(config) = self.breaker_config else { return };
+        let open = Breaker::Open { until: now_ms.saturating_add(config.cooldown_ms) };
+        self.breaker = match self.breaker {
+            Breaker::Closed { .. } if ok => Breaker::Closed { failures: 0 },
+            Breaker::Closed { failures } if failures + 1 >= config.threshold => open,
+            Breaker::Closed { failures } => Breaker::Closed { failures: failures + 1 },
+            Breaker::HalfOpen { trial: Some(trial) } if trial == id => {
+                if ok {
+                    Breaker::Closed { failures: 0 }
+                } else {
+                    open
+                }
+            }
+            // Open, or half-open and this is a job admitted before the
+            // breaker opened: old news.
+            other => other,
+        };
     }
 
     /// At or after the shutdown deadline, cancels whatever is left.
@@ -143,6 +239,7 @@ impl Pool {
         } else {
             self.failed += 1;
         }
+        self.breaker_sees(id, now_ms, ok);
         if let Some(aimd) = self.aimd {
             if !ok || latency > aimd.target_ms.saturating_mul(2) {
                 self.back_off(aimd);
@@ -166,6 +263,7 @@ impl Pipeline for Pool {
             service_ms: initial_service_ms,
             overflow: Overflow::Reject,
             max_wait_ms: None,
+            timeout_ms: None,
             phase: Phase::Accepting,
             cancelled: Vec::new(),
             aimd: None,
@@ -175,6 +273,9 @@ impl Pipeline for Pool {
             failed: 0,
             shed: 0,
             expired: 0,
+            timed_out: 0,
+            breaker: Breaker::Closed { failures: 0 },
+            breaker_config: None,
         }
     }
 
@@ -184,6 +285,10 @@ impl Pipeline for Pool {
             // The time rule may have emptied a drain: a refused submit ends it too.
             self.settle();
             return Err(PipeError::Closed);
+        }
+        if let Some(retry_after_ms) = self.breaker_refuses(now_ms) {
+            self.rejected += 1;
+            return Ok(Admission::Rejected { retry_after_ms });
         }
         let mut dropped = None;
         if self.queue.len() >= self.capacity {
@@ -203,6 +308,9 @@ impl Pipeline for Pool {
         let id = self.last_id;
         self.queue.push_back(Waiting { id, submitted_ms: now_ms });
         self.accepted += 1;
+        if self.breaker == (Breaker::HalfOpen { trial: None }) {
+            self.breaker = Breaker::HalfOpen { trial: Some(id) };
+        }
         Ok(match dropped {
             None => Admission::Accepted { id },
             Some(dropped) => Admission::Shed { id, dropped },
@@ -305,6 +413,32 @@ impl Pipeline for Pool {
 
     fn limit(&self) -> usize {
         self.limit
+    }
+
+    fn set_timeout(&mut self, timeout_ms: u64) {
+        self.timeout_ms = Some(timeout_ms);
+    }
+
+    fn timed_out(&self) -> u64 {
+        self.timed_out
+    }
+
+    fn set_breaker(&mut self, threshold: u64, cooldown_ms: u64) -> Result<(), PipeError> {
+        if threshold == 0 {
+            return Err(PipeError::InvalidBreaker);
+        }
+        self.breaker_config = Some(BreakerConfig { threshold, cooldown_ms });
+        self.breaker = Breaker::Closed { failures: 0 };
+        Ok(())
+    }
+
+    fn breaker(&self) -> String {
+        match self.breaker {
+            Breaker::Closed { .. } => "closed",
+            Breaker::Open { .. } => "open",
+            Breaker::HalfOpen { .. } => "half_open",
+        }
+        .to_string()
     }
 }
 
