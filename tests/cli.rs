@@ -333,7 +333,23 @@ fn list_shows_the_problems() {
     let items: Value = serde_json::from_slice(&out.stdout).unwrap();
     let kv = items.as_array().unwrap().iter().find(|p| p["id"] == "versioned_kv").unwrap();
     assert_eq!((kv["gates"].as_u64(), kv["path_length"].as_u64(), kv["paths"].as_u64()), (Some(6), Some(4), Some(3)));
-    assert!(items.as_array().unwrap().iter().any(|p| p["id"] == "wal" && p["gates"] == 4 && p["paths"] == 1));
+    // Every problem is a graph deep enough for three attempts that differ
+    // in which follow-ups they meet (issue 22's floor).
+    let total: u64 = items.as_array().unwrap().iter().map(|p| p["gates"].as_u64().unwrap()).sum();
+    assert!(total >= 60, "{total} gates in all");
+    for p in items.as_array().unwrap() {
+        let id = p["id"].as_str().unwrap();
+        let problem = harness::problem::model::Problem::load(&root().join("problems"), id).unwrap();
+        let sets: std::collections::BTreeSet<Vec<usize>> = problem
+            .paths()
+            .into_iter()
+            .map(|mut path| {
+                path.sort_unstable();
+                path
+            })
+            .collect();
+        assert!(problem.gates.len() >= 6 && sets.len() >= 3, "{id}: {} gates, gate sets {sets:?}", problem.gates.len());
+    }
 }
 
 #[test]
