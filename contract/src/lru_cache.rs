@@ -10,7 +10,10 @@
 //! ```
 //!
 //! Methods of later gates have default bodies, so a solution compiles before
-//! it implements them; calling one is judged `not_implemented`.
+//! it implements them; calling one is judged `not_implemented`. The
+//! concurrent gate's methods are in a second trait, [`SharedLruCache`],
+//! taking `&self`; until your type implements it they are judged
+//! `not_implemented` too.
 
 use crate::not_implemented;
 
@@ -150,6 +153,35 @@ pub trait LruCache {
     }
 }
 
+/// The concurrent gate: one cache shared by many threads. Its methods take
+/// `&self` and are called on one instance from several threads at once, so
+/// the type must be `Send + Sync` (the compiler says so at your `impl` if it
+/// is not): a `Mutex` around the state the `&mut self` methods change, or an
+/// `RwLock`. They act on the same cache as [`LruCache`]'s methods, which is
+/// still created by [`LruCache::new`].
+#[allow(unused_variables)]
+pub trait SharedLruCache: Send + Sync {
+    /// `put`'s rules, through `&self`: stores `value` under `key` as the most
+    /// recently used entry; returns the key evicted to make room, if any.
+    fn shared_put(&self, key: String, value: i64) -> Option<String> {
+        not_implemented("shared_put")
+    }
+    /// `get`'s rules, through `&self`: the value of `key`, if held; a hit
+    /// makes `key` the most recently used entry.
+    fn shared_get(&self, key: String) -> Option<i64> {
+        not_implemented("shared_get")
+    }
+    /// `remove`'s rules, through `&self`: removes `key`; returns its value,
+    /// if it was held.
+    fn shared_remove(&self, key: String) -> Option<i64> {
+        not_implemented("shared_remove")
+    }
+    /// `len`'s rule, through `&self`: the number of entries held.
+    fn shared_len(&self) -> usize {
+        not_implemented("shared_len")
+    }
+}
+
 crate::contract! {
     problem = "lru_cache";
     trait = LruCache;
@@ -173,4 +205,9 @@ crate::contract! {
     fn backend_calls() -> u64;
     fn load_missing(key: String, ttl_ms: u64) -> Result<u64, CacheError>;
     fn set_negative_limit(limit: usize) -> Vec<String>;
+    shared trait = SharedLruCache;
+    fn shared_put(key: String, value: i64) -> Option<String>;
+    fn shared_get(key: String) -> Option<i64>;
+    fn shared_remove(key: String) -> Option<i64>;
+    fn shared_len() -> usize;
 }

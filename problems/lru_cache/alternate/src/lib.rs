@@ -12,10 +12,21 @@
 //! (O(log n), where the statement asks O(1): the check must pass it); the
 //! keys written while their load is in flight are a separate set, emptied
 //! as loads settle.
+//!
+//! Shared between threads: the cache sits behind an `RwLock`. Every call
+//! that can change anything takes the write lock, a `get` hit included (it
+//! moves the entry to the recent end). Only what changes nothing runs under
+//! the read lock, in parallel: `len`, and a `get` of a key that is not held
+//! at all, a miss, whose one effect is the miss counter, an atomic. A `get`
+//! that finds its key under the read lock lets it go and starts again under
+//! the write lock, looking the key up afresh: between the two locks another
+//! thread may have evicted or removed it, and then it is a miss.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use harness_contract::lru_cache::{CacheError, LruCache};
+use harness_contract::lru_cache::{CacheError, LruCache, SharedLruCache};
 
 struct Entry {
     value: i64,
@@ -34,7 +45,8 @@ pub struct Cache {
     used: u64,
     now: u64,
     hits: u64,
-    misses: u64,
+    /// An atomic so that a miss under the read lock can count itself.
+    misses: AtomicU64,
     evictions: u64,
     expirations: u64,
     /// Key → how many callers wait on its load in flight.
@@ -160,7 +172,7 @@ impl LruCache for Cache {
             used: 0,
             now: 0,
             hits: 0,
-            misses: 0,
+            misses: AtomicU64::new(0),
             evictions: 0,
             expirations: 0,
             waiting: BTreeMap::new(),
@@ -177,7 +189,7 @@ impl LruCache for Cache {
 
     fn get(&mut self, key: String) -> Option<i64> {
         if !self.live(&key) || self.entries[&key].negative {
-            self.misses += 1;
+            *self.misses.get_mut() += 1;
             return None;
         }
         self.hits += 1;
@@ -243,11 +255,11 @@ impl LruCache for Cache {
     }
 
     fn stats(&self) -> (u64, u64, u64, u64) {
-        (self.hits, self.misses, self.evictions, self.expirations)
+        (self.hits, self.misses.load(Ordering::Relaxed), self.evictions, self.expirations)
     }
 
     fn hit_rate(&self) -> f64 {
-        let reads = self.hits + self.misses;
+        let reads = self.hits + self.misses.load(Ordering::Relaxed);
         if reads == 0 { 0.0 } else { self.hits as f64 / reads as f64 }
     }
 
@@ -304,4 +316,116 @@ impl LruCache for Cache {
     }
 }
 
-harness_contract::export!(lru_cache, Cache);
+/// The exported type: [`Cache`] behind an `RwLock`.
+pub struct Locked(RwLock<Cache>);
+
+impl Locked {
+    fn cache(&mut self) -> &mut Cache {
+        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Cache> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Cache> {
+        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl LruCache for Locked {
+    fn new(capacity: usize) -> Self {
+        Locked(RwLock::new(<Cache as LruCache>::new(capacity)))
+    }
+    fn put(&mut self, key: String, value: i64) -> Option<String> {
+        self.cache().put(key, value)
+    }
+    fn get(&mut self, key: String) -> Option<i64> {
+        self.cache().get(key)
+    }
+    fn remove(&mut self, key: String) -> Option<i64> {
+        self.cache().remove(key)
+    }
+    fn len(&self) -> usize {
+        self.read().len()
+    }
+    fn keys(&self) -> Vec<String> {
+        self.read().keys()
+    }
+    fn advance(&mut self, ms: u64) -> u64 {
+        self.cache().advance(ms)
+    }
+    fn put_ttl(&mut self, key: String, value: i64, ttl_ms: u64) -> Option<String> {
+        self.cache().put_ttl(key, value, ttl_ms)
+    }
+    fn sweep(&mut self, max_checks: usize) -> usize {
+        self.cache().sweep(max_checks)
+    }
+    fn put_sized(
+        &mut self,
+        key: String,
+        value: i64,
+        cost: u64,
+        ttl_ms: Option<u64>,
+    ) -> Result<Vec<String>, CacheError> {
+        self.cache().put_sized(key, value, cost, ttl_ms)
+    }
+    fn used(&self) -> u64 {
+        self.read().used()
+    }
+    fn stats(&self) -> (u64, u64, u64, u64) {
+        self.read().stats()
+    }
+    fn hit_rate(&self) -> f64 {
+        self.read().hit_rate()
+    }
+    fn fetch(&mut self, key: String) -> Result<i64, CacheError> {
+        self.cache().fetch(key)
+    }
+    fn load_done(&mut self, key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError> {
+        self.cache().load_done(key, value, ttl_ms)
+    }
+    fn load_failed(&mut self, key: String) -> Result<u64, CacheError> {
+        self.cache().load_failed(key)
+    }
+    fn backend_calls(&self) -> u64 {
+        self.read().backend_calls()
+    }
+    fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError> {
+        self.cache().load_missing(key, ttl_ms)
+    }
+    fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
+        self.cache().set_negative_limit(limit)
+    }
+}
+
+impl SharedLruCache for Locked {
+    fn shared_put(&self, key: String, value: i64) -> Option<String> {
+        self.write().put(key, value)
+    }
+
+    fn shared_get(&self, key: String) -> Option<i64> {
+        {
+            let cache = self.read();
+            if !cache.entries.contains_key(&key) {
+                // Not held: a miss changes nothing but its counter, and the
+                // read lock keeps every writer out while it counts.
+                cache.misses.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        }
+        // Held a moment ago; under the write lock it is looked up again,
+        // since another thread may have evicted or removed it meanwhile.
+        self.write().get(key)
+    }
+
+    fn shared_remove(&self, key: String) -> Option<i64> {
+        self.write().remove(key)
+    }
+
+    fn shared_len(&self) -> usize {
+        self.read().len()
+    }
+}
+
+harness_contract::export!(lru_cache, Locked);

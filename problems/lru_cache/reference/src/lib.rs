@@ -21,10 +21,17 @@
 //! Loads in flight (single-flight) live beside the entries, in a map from
 //! key to its waiters and whether a write made its answer stale; a settled
 //! load is removed, so the map holds only what is in flight.
+//!
+//! Shared between threads (the concurrent gate): the exported type is that
+//! single-threaded cache behind one `Mutex`, locked for the whole of every
+//! call. Even a `get` writes (it moves its entry in the recency order), so
+//! there is no read-only path an `RwLock` could let run in parallel, and
+//! eviction couples every key to every other: one lock, one order.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use harness_contract::lru_cache::{CacheError, LruCache};
+use harness_contract::lru_cache::{CacheError, LruCache, SharedLruCache};
 
 /// Sentinel before the most recently used entry.
 const HEAD: usize = 0;
@@ -420,4 +427,112 @@ impl LruCache for Cache {
     }
 }
 
-harness_contract::export!(lru_cache, Cache);
+/// The cache as the harness sees it: [`Cache`] behind one lock. The
+/// `&mut self` methods need no locking (`get_mut`: nobody else can hold
+/// it); the `&self` ones lock for the whole call, so each call takes effect
+/// at one instant while it holds the lock.
+pub struct Shared {
+    cache: Mutex<Cache>,
+}
+
+impl Shared {
+    fn cache(&mut self) -> &mut Cache {
+        self.cache.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The lock; a panic in another call (which would poison it) left the
+    /// cache consistent, since no call panics half way through a change.
+    fn lock(&self) -> MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl LruCache for Shared {
+    fn new(capacity: usize) -> Self {
+        Shared { cache: Mutex::new(<Cache as LruCache>::new(capacity)) }
+    }
+    fn put(&mut self, k: String, v: i64) -> Option<String> {
+        self.cache().put(k, v)
+    }
+    fn get(&mut self, k: String) -> Option<i64> {
+        self.cache().get(k)
+    }
+    fn remove(&mut self, k: String) -> Option<i64> {
+        self.cache().remove(k)
+    }
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+    fn keys(&self) -> Vec<String> {
+        self.lock().keys()
+    }
+    fn advance(&mut self, ms: u64) -> u64 {
+        self.cache().advance(ms)
+    }
+    fn put_ttl(&mut self, k: String, v: i64, ttl: u64) -> Option<String> {
+        self.cache().put_ttl(k, v, ttl)
+    }
+    fn sweep(&mut self, max: usize) -> usize {
+        self.cache().sweep(max)
+    }
+    fn put_sized(&mut self, k: String, v: i64, cost: u64, ttl: Option<u64>) -> Result<Vec<String>, CacheError> {
+        self.cache().put_sized(k, v, cost, ttl)
+    }
+    fn used(&self) -> u64 {
+        self.lock().used()
+    }
+    fn stats(&self) -> (u64, u64, u64, u64) {
+        self.lock().stats()
+    }
+    fn hit_rate(&self) -> f64 {
+        self.lock().hit_rate()
+    }
+    fn fetch(&mut self, k: String) -> Result<i64, CacheError> {
+        self.cache().fetch(k)
+    }
+    fn load_done(&mut self, k: String, v: i64, ttl: Option<u64>) -> Result<u64, CacheError> {
+        self.cache().load_done(k, v, ttl)
+    }
+    fn load_failed(&mut self, k: String) -> Result<u64, CacheError> {
+        self.cache().load_failed(k)
+    }
+    fn backend_calls(&self) -> u64 {
+        self.lock().backend_calls()
+    }
+    fn load_missing(&mut self, k: String, ttl: u64) -> Result<u64, CacheError> {
+        self.cache().load_missing(k, ttl)
+    }
+    fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
+        self.cache().set_negative_limit(limit)
+    }
+}
+
+impl SharedLruCache for Shared {
+    fn shared_put(&self, key: String, value: i64) -> Option<String> {
+        // The whole put (is the key held, is the cache full, which entry is
+        // coldest, unlink it, insert) under one guard: between deciding on
+        // a victim and evicting it, no other call may use or evict it.
+        let mut cache = self.lock();
+        cache.put(key, value)
+    }
+
+    fn shared_get(&self, key: String) -> Option<i64> {
+        // A hit moves the entry to the front: a write, under the same lock.
+        let mut cache = self.lock();
+        cache.get(key)
+    }
+
+    fn shared_remove(&self, key: String) -> Option<i64> {
+        let mut cache = self.lock();
+        cache.remove(key)
+    }
+
+    fn shared_len(&self) -> usize {
+        // The count lives in the same state as the entries, read under the
+        // same lock: it can never disagree with what a get just saw.
+        let cache = self.lock();
+        cache.len()
+    }
+}
+
+harness_contract::export!(lru_cache, Shared);
