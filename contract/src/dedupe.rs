@@ -10,7 +10,10 @@
 //! ```
 //!
 //! Methods of later gates have default bodies, so a solution compiles before
-//! it implements them; calling one is judged `not_implemented`.
+//! it implements them; calling one is judged `not_implemented`. The
+//! concurrent gate's methods are in a second trait, [`SharedDedupe`], taking
+//! `&self`; until your type implements it they are judged `not_implemented`
+//! too.
 
 use crate::not_implemented;
 
@@ -108,6 +111,44 @@ pub trait Dedupe {
     fn false_positives(&self) -> u64 {
         not_implemented("false_positives")
     }
+
+    // Gate 6: exact numbers for the dashboard.
+
+    /// How many ids the guard forgot to make room for a new one.
+    fn evictions(&self) -> u64 {
+        not_implemented("evictions")
+    }
+    /// How many ids the guard forgot because their age reached the window.
+    fn expirations(&self) -> u64 {
+        not_implemented("expirations")
+    }
+    /// How many `seen` and `seen_at` calls returned `true`.
+    fn duplicates(&self) -> u64 {
+        not_implemented("duplicates")
+    }
+    /// Duplicates as a share of all `seen` and `seen_at` calls; 0.0 before
+    /// the first.
+    fn hit_rate(&self) -> f64 {
+        not_implemented("hit_rate")
+    }
+}
+
+/// Gate 5: one guard shared by many threads. Its methods take `&self` and
+/// are called on one instance from several threads at once, so the type
+/// must be `Send + Sync` (the compiler says so at your `impl` if it is not):
+/// a `Mutex` around the shared state, locks per shard of ids, or anything
+/// else that is correct. The instance is still created by [`Dedupe::new`].
+#[allow(unused_variables)]
+pub trait SharedDedupe: Send + Sync {
+    /// Claims `id` on the shared guard: false if this call claimed it (the
+    /// caller processes the message), true if it was already claimed.
+    fn shared_seen(&self, id: String) -> bool {
+        not_implemented("shared_seen")
+    }
+    /// Gives up the claim on `id`; true if it was claimed.
+    fn shared_forget(&self, id: String) -> bool {
+        not_implemented("shared_forget")
+    }
 }
 
 crate::contract! {
@@ -130,4 +171,11 @@ crate::contract! {
     fn is_duplicate(id: String) -> Result<bool, DedupeError>;
     fn store_lookups() -> u64;
     fn false_positives() -> u64;
+    fn evictions() -> u64;
+    fn expirations() -> u64;
+    fn duplicates() -> u64;
+    fn hit_rate() -> f64;
+    shared trait = SharedDedupe;
+    fn shared_seen(id: String) -> bool;
+    fn shared_forget(id: String) -> bool;
 }

@@ -2,8 +2,8 @@
 //!
 //! Design:
 //! - The bounded guard is a hand-rolled ring buffer of `(id, recorded_at)`
-//!   slots, oldest at `head`, plus a `HashSet<Rc<str>>` for membership. The
-//!   set and the ring share each id's bytes through the `Rc`, so an id is
+//!   slots, oldest at `head`, plus a `HashSet<Arc<str>>` for membership. The
+//!   set and the ring share each id's bytes through the `Arc`, so an id is
 //!   stored once. The ring grows geometrically only up to `capacity` and
 //!   shrinks when it is mostly empty, so memory follows the remembered ids
 //!   and never exceeds what `capacity` allows.
@@ -13,16 +13,28 @@
 //! - The Bloom filter keeps its bits in bytes and counts the set bits as it
 //!   goes, so `filter_bits_set` and `filter_fpr` are O(1).
 //! - The exact store of gate 4 is a `HashSet<String>` of its own.
+//! - The shared guard of gate 5 is one `Mutex` around one set of claimed
+//!   ids: every call holds the lock from its look to its change. (`Arc`,
+//!   not `Rc`, above: the whole type must be `Send + Sync`.)
+//! - Gate 6: every forgetting goes through `forget_oldest`, told why, and
+//!   the reason picks the counter.
 
 use std::collections::HashSet;
 use std::f64::consts::LN_2;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
-use harness_contract::dedupe::{Dedupe, DedupeError};
+use harness_contract::dedupe::{Dedupe, DedupeError, SharedDedupe};
+
+/// Why an id is forgotten, for the counters of gate 6.
+#[derive(Clone, Copy)]
+enum Why {
+    Room,
+    Age,
+}
 
 /// One remembered id and the clock at which it was recorded.
 struct Slot {
-    id: Rc<str>,
+    id: Arc<str>,
     recorded_at: u64,
 }
 
@@ -153,7 +165,7 @@ impl Bloom {
 
 pub struct Guard {
     capacity: usize,
-    members: HashSet<Rc<str>>,
+    members: HashSet<Arc<str>>,
     order: Ring,
     clock: u64,
     window: Option<u64>,
@@ -161,12 +173,21 @@ pub struct Guard {
     store: HashSet<String>,
     store_lookups: u64,
     false_positives: u64,
+    claimed: Mutex<HashSet<String>>,
+    room: u64,
+    age: u64,
+    lookups: u64,
+    hits: u64,
 }
 
 impl Guard {
-    fn forget_oldest(&mut self) {
+    fn forget_oldest(&mut self, why: Why) {
         if let Some(slot) = self.order.pop_front() {
             self.members.remove(&*slot.id);
+            match why {
+                Why::Room => self.room += 1,
+                Why::Age => self.age += 1,
+            }
         }
     }
 
@@ -178,7 +199,7 @@ impl Guard {
             if self.clock - front.recorded_at < window {
                 break;
             }
-            self.forget_oldest();
+            self.forget_oldest(Why::Age);
             forgotten += 1;
         }
         if forgotten > 0 {
@@ -208,21 +229,28 @@ impl Dedupe for Guard {
             store: HashSet::new(),
             store_lookups: 0,
             false_positives: 0,
+            claimed: Mutex::new(HashSet::new()),
+            room: 0,
+            age: 0,
+            lookups: 0,
+            hits: 0,
         }
     }
 
     fn seen(&mut self, id: String) -> bool {
+        self.lookups += 1;
         if self.members.contains(id.as_str()) {
+            self.hits += 1;
             return true;
         }
         if self.capacity == 0 {
             return false;
         }
         if self.order.len == self.capacity {
-            self.forget_oldest();
+            self.forget_oldest(Why::Room);
         }
-        let id: Rc<str> = Rc::from(id);
-        self.members.insert(Rc::clone(&id));
+        let id: Arc<str> = Arc::from(id);
+        self.members.insert(Arc::clone(&id));
         self.order.push_back(Slot { id, recorded_at: self.clock }, self.capacity);
         false
     }
@@ -303,6 +331,40 @@ impl Dedupe for Guard {
 
     fn false_positives(&self) -> u64 {
         self.false_positives
+    }
+
+    fn evictions(&self) -> u64 {
+        self.room
+    }
+
+    fn expirations(&self) -> u64 {
+        self.age
+    }
+
+    fn duplicates(&self) -> u64 {
+        self.hits
+    }
+
+    fn hit_rate(&self) -> f64 {
+        match self.lookups {
+            0 => 0.0,
+            n => self.hits as f64 / n as f64,
+        }
+    }
+}
+
+impl SharedDedupe for Guard {
+    fn shared_seen(&self, id: String) -> bool {
+        let mut claimed = self.claimed.lock().unwrap_or_else(|p| p.into_inner());
+        if claimed.contains(&id) {
+            return true;
+        }
+        claimed.insert(id);
+        false
+    }
+
+    fn shared_forget(&self, id: String) -> bool {
+        self.claimed.lock().unwrap_or_else(|p| p.into_inner()).remove(&id)
     }
 }
 

@@ -10,11 +10,26 @@
 //! Gates 3 and 4: a Bloom filter with FNV-1a and double hashing, used as a
 //! negative cache in front of an exact store. The filter may only save a
 //! store lookup; it never decides that a message is a duplicate.
+//!
+//! Gate 5: the shared guard is a set of claimed ids split into shards by a
+//! hash of the id, each shard behind its own lock. A claim is one
+//! `HashSet::insert` under the shard's lock: checking and recording are one
+//! step, so two threads offering the same id cannot both claim it.
+//!
+//! Gate 6: counters kept where ids are forgotten: capacity eviction and
+//! expiry each have one loop, so each counter has one place to change.
 
+use std::collections::hash_map::RandomState;
 use std::collections::{HashSet, VecDeque};
 use std::f64::consts::LN_2;
+use std::hash::BuildHasher;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use harness_contract::dedupe::{Dedupe, DedupeError};
+use harness_contract::dedupe::{Dedupe, DedupeError, SharedDedupe};
+
+/// Shards of the shared guard: ids are independent, so calls on ids of
+/// different shards never wait for each other.
+const SHARDS: usize = 16;
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -107,6 +122,15 @@ pub struct Guard {
     store: HashSet<String>,
     lookups: u64,
     false_positives: u64,
+    /// Gate 5: the claimed ids, by shard. One hasher for the life of the
+    /// guard, so an id always lands in the same shard.
+    hasher: RandomState,
+    shards: Vec<Mutex<HashSet<String>>>,
+    /// Gate 6: ids forgotten for room, for age; seen calls and duplicates.
+    evictions: u64,
+    expirations: u64,
+    calls: u64,
+    duplicates: u64,
 }
 
 impl Guard {
@@ -115,6 +139,13 @@ impl Guard {
         if let Some((_, id)) = self.order.pop_front() {
             self.members.remove(&id);
         }
+    }
+
+    /// The shard holding `id`, locked. Nothing panics while a shard is
+    /// held, so a poisoned lock is still consistent.
+    fn shard(&self, id: &str) -> MutexGuard<'_, HashSet<String>> {
+        let i = (self.hasher.hash_one(id) as usize) % SHARDS;
+        self.shards[i].lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Forgets every id whose age has reached the window.
@@ -132,6 +163,7 @@ impl Guard {
             self.forget_oldest();
             forgotten += 1;
         }
+        self.expirations += forgotten as u64;
         forgotten
     }
 
@@ -152,13 +184,21 @@ impl Dedupe for Guard {
             store: HashSet::new(),
             lookups: 0,
             false_positives: 0,
+            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| Mutex::new(HashSet::new())).collect(),
+            evictions: 0,
+            expirations: 0,
+            calls: 0,
+            duplicates: 0,
         }
     }
 
     fn seen(&mut self, id: String) -> bool {
+        self.calls += 1;
         // Membership first: a duplicate changes nothing, not even the order,
         // and must not evict anyone on a full guard.
         if self.members.contains(&id) {
+            self.duplicates += 1;
             return true;
         }
         if self.capacity == 0 {
@@ -166,6 +206,7 @@ impl Dedupe for Guard {
         }
         while self.order.len() >= self.capacity {
             self.forget_oldest();
+            self.evictions += 1;
         }
         self.order.push_back((self.clock, id.clone()));
         self.members.insert(id);
@@ -255,6 +296,38 @@ impl Dedupe for Guard {
 
     fn false_positives(&self) -> u64 {
         self.false_positives
+    }
+
+    fn evictions(&self) -> u64 {
+        self.evictions
+    }
+
+    fn expirations(&self) -> u64 {
+        self.expirations
+    }
+
+    fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
+    fn hit_rate(&self) -> f64 {
+        if self.calls == 0 {
+            return 0.0;
+        }
+        // Divide as floats: u64 division would truncate every rate below 1 to 0.
+        self.duplicates as f64 / self.calls as f64
+    }
+}
+
+impl SharedDedupe for Guard {
+    fn shared_seen(&self, id: String) -> bool {
+        // Check and record in one step under the shard's lock: `insert`
+        // says whether the id was already there.
+        !self.shard(&id).insert(id)
+    }
+
+    fn shared_forget(&self, id: String) -> bool {
+        self.shard(&id).remove(&id)
     }
 }
 
