@@ -8,9 +8,10 @@
 //! setup calls and calls per thread follow, the seed of the start offsets
 //! and the time budget. Each run opens a fresh session, makes the setup
 //! calls through `harness_call`, then starts the threads behind a barrier;
-//! each waits a random number of spins (none in a third of the runs, so
-//! that calls collide head on), in a quarter of the runs yields now and
-//! then between calls, and calls `harness_call_shared`. After the last run (or the first in which
+//! each waits a random time within half its script's last duration (none
+//! in half the runs, so that calls collide head on), in a quarter of the
+//! runs yields now and then between calls, and calls
+//! `harness_call_shared`. After the last run (or the first in which
 //! a call did not return, or when half the budget is spent) the whole
 //! history goes out as one outcome frame. A run whose threads are not done
 //! when the budget ends is a deadlock or a livelock: the history so far is
@@ -395,11 +396,16 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
         let mut rng = Rng::new(plan.seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let spawned =
             std::thread::Builder::new().name(format!("thread {}", t + 1)).stack_size(THREAD_STACK).spawn(move || {
+                // How long this thread's script took last run: offsets are
+                // drawn within half of it, so that the threads' calls still
+                // overlap (offsets counted in spins, ~30 ns each, ran past
+                // a whole script and put the threads one after another).
+                let mut script_ns: u64 = 20_000;
                 while let Ok((run, session)) = start_rx.recv() {
                     let mut records = Vec::with_capacity(script.len());
-                    // No offset in a third of the runs: the calls collide
-                    // head on; otherwise up to a few calls' worth of spins.
-                    let offset = if run % 3 == 0 { 0 } else { rng.below(4000) };
+                    // No offset in half the runs: the calls collide head
+                    // on; otherwise up to half a script's time.
+                    let offset = if run % 2 == 0 { 0 } else { rng.below((script_ns / 2).max(200)) };
                     // A barrier wakes its waiters one by one, tens of
                     // microseconds apart: longer than a whole script. So
                     // each thread then spins until every thread is running
@@ -411,7 +417,8 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
                     while arrived.load(Ordering::Acquire) < threads && Instant::now() < spin_until {
                         std::hint::spin_loop();
                     }
-                    for _ in 0..offset {
+                    let go = Instant::now() + Duration::from_nanos(offset);
+                    while Instant::now() < go {
                         std::hint::spin_loop();
                     }
                     // Yields only in a quarter of the runs, and rarely: on a
@@ -437,6 +444,9 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
                         if stop {
                             break;
                         }
+                    }
+                    if let (Some(first), Some(last)) = (records.first(), records.last()) {
+                        script_ns = last.returned.saturating_sub(first.invoked).max(1);
                     }
                     progress[t].store(FINISHED, Ordering::Release);
                     if tx.send((t, records)).is_err() {
