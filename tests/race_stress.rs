@@ -13,8 +13,7 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use harness::base::config::Config;
@@ -38,21 +37,7 @@ fn concurrent_gates_never_fail_a_correct_solution_and_catch_their_mutants() {
     unsafe { std::env::set_var("HARNESS_WORKER_EXE", env!("CARGO_BIN_EXE_harness")) };
     let rounds: usize = std::env::var("HARNESS_RACE_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(200);
     let config = Config::discover(&common::root()).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let burners: Vec<_> = (0..2)
-        .map(|_| {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let mut x = 1u64;
-                while !stop.load(Ordering::Relaxed) {
-                    for _ in 0..100_000 {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    }
-                    std::hint::black_box(x);
-                }
-            })
-        })
-        .collect();
+    let burners = common::Burners::start();
     let cancel = AtomicBool::new(false);
     let mut failures = Vec::new();
     // HARNESS_RACE_PROBLEMS=lru_cache,rate_limiter: only those problems.
@@ -154,9 +139,6 @@ fn concurrent_gates_never_fail_a_correct_solution_and_catch_their_mutants() {
             }
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    for b in burners {
-        b.join().unwrap();
-    }
+    drop(burners);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -15,8 +15,7 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use harness::base::config::Config;
 use harness::judge::compile;
@@ -50,21 +49,7 @@ fn scale_checks_are_stable_under_load() {
         .ok()
         .map(|list| list.split(',').map(|id| id.trim().to_string()).filter(|id| !id.is_empty()).collect());
     let config = Config::discover(&common::root()).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let burners: Vec<_> = (0..2)
-        .map(|_| {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let mut x = 1u64;
-                while !stop.load(Ordering::Relaxed) {
-                    for _ in 0..100_000 {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    }
-                    std::hint::black_box(x);
-                }
-            })
-        })
-        .collect();
+    let burners = common::Burners::start();
     let mut failures = Vec::new();
     let mut ids = harness::problem::model::list_ids(&config.problems_dir).unwrap();
     if let Some(only) = &only {
@@ -155,9 +140,6 @@ fn scale_checks_are_stable_under_load() {
             }
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    for b in burners {
-        b.join().unwrap();
-    }
+    drop(burners);
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
