@@ -1053,6 +1053,20 @@ pub(crate) mod tests_support {
 
     /// A problem whose gate `i + 1` builds on `builds_on[i]` (gate 1's is
     /// ignored), with paths of `path_length`; one operation, a case each.
+    /// A problem of `gates` gates and no `builds_on`: one path, in file
+    /// order.
+    pub(crate) fn linear_problem(gates: usize) -> Problem {
+        let mut text = "format_version = 1\ntitle = \"L\"\nsummary = \"l\"\n[ops]\na = { gate = 1 }\n".to_string();
+        for i in 0..gates {
+            text.push_str(&format!(
+                "[[gate]]\ntitle = \"Gate {}\"\nminutes = 5\nstatement = \"s\"\ncase = [{{ name = \"c\", run = \"a()\" }}]\n",
+                i + 1
+            ));
+        }
+        parse("l", Path::new("/nonexistent/l"), Path::new("/nonexistent/l/problem.toml"), &text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
     pub(crate) fn graph_problem(builds_on: &[&[usize]], path_length: usize) -> Problem {
         let mut text = format!(
             "format_version = 1\ntitle = \"G\"\nsummary = \"g\"\npath_length = {path_length}\n[ops]\na = {{ gate = 1 }}\n"
