@@ -282,14 +282,6 @@ impl Requests {
     }
 }
 
-/// How a quick pass ended.
-enum Quick {
-    Passed(ScaleResult),
-    /// Not clearly a pass: the full measurement decides.
-    Undecided,
-    Cancelled,
-}
-
 /// Decides one check as a session does: first a quick pass, the candidate
 /// at the smallest and largest size against the reference's curve from
 /// `curves` (measured and kept there when it is not known yet). It can
@@ -307,11 +299,13 @@ pub fn judge_check(
     curves: &Curves,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<ScaleResult>> {
-    match quick_pass(check, sig, reference, candidate, curves, cancel)? {
-        Quick::Passed(r) => Ok(Some(r)),
-        Quick::Cancelled => Ok(None),
-        Quick::Undecided => full_check(check, sig, reference, candidate, curves, cancel),
+    if let Some(r) = quick_check(check, sig, reference, candidate, curves, cancel)? {
+        return Ok(Some(r));
     }
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(None);
+    }
+    full_check(check, sig, reference, candidate, curves, cancel)
 }
 
 /// [`judge_check`]'s quick pass alone: `Some` only for a pass; `None` when
@@ -324,10 +318,43 @@ pub fn quick_check(
     curves: &Curves,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<ScaleResult>> {
-    Ok(match quick_pass(check, sig, reference, candidate, curves, cancel)? {
-        Quick::Passed(r) => Some(r),
-        Quick::Undecided | Quick::Cancelled => None,
-    })
+    let started = Instant::now();
+    let mut points = Vec::new();
+    for n in ends(check) {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let req = curves.requests(check, sig, n)?;
+        let key = (check_key(check), n);
+        let (r, r_wall) = match curves.point(key) {
+            Some(p) => p,
+            None => match measure_one(reference, &req, REFERENCE_LIMIT)? {
+                Measured::Stats(s, wall) => {
+                    let p = (cost(check.kind, &s, req.per_batch), wall);
+                    curves.keep_point(key, p);
+                    p
+                }
+                // The full measurement names what is wrong.
+                _ => return Ok(None),
+            },
+        };
+        let limit = r_wall * QUICK_TIME_FACTOR + QUICK_SLACK;
+        match measure_one(candidate, &req, limit)? {
+            Measured::Stats(s, _) => {
+                points.push(Point { n, yours: Some(cost(check.kind, &s, req.per_batch)), reference: r })
+            }
+            _ => return Ok(None),
+        }
+    }
+    let limit = match check.kind {
+        Kind::Time => TIME_LIMIT_RATIO * QUICK_MARGIN,
+        // Heap counts are exact, the kept curve's as much as a new one's.
+        Kind::Memory => MEMORY_LIMIT_RATIO,
+    };
+    if !relative(check.kind, &points).is_some_and(|r| r <= limit) {
+        return Ok(None);
+    }
+    Ok(Some(scale_result(check, Verdict::Pass, message(check, &points, false), points, started)))
 }
 
 /// [`judge_check`]'s full measurement alone ([`run_check_cancellable`],
@@ -341,65 +368,6 @@ pub fn full_check(
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<ScaleResult>> {
     run_check_with(check, sig, reference, candidate, Some(curves), cancel)
-}
-
-fn quick_pass(
-    check: &ScaleCheck,
-    sig: &Signature,
-    reference: &Target,
-    candidate: &Target,
-    curves: &Curves,
-    cancel: &std::sync::atomic::AtomicBool,
-) -> Result<Quick> {
-    let started = Instant::now();
-    let mut points = Vec::new();
-    for n in ends(check) {
-        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-            return Ok(Quick::Cancelled);
-        }
-        let req = curves.requests(check, sig, n)?;
-        let key = (check_key(check), n);
-        let (r, r_wall) = match curves.point(key) {
-            Some(p) => p,
-            None => match measure_one(reference, &req, REFERENCE_LIMIT)? {
-                Measured::Stats(s, wall) => {
-                    let p = (cost(check.kind, &s, req.per_batch), wall);
-                    curves.keep_point(key, p);
-                    p
-                }
-                // The full measurement names what is wrong.
-                _ => return Ok(Quick::Undecided),
-            },
-        };
-        let limit = r_wall * QUICK_TIME_FACTOR + QUICK_SLACK;
-        match measure_one(candidate, &req, limit)? {
-            Measured::Stats(s, _) => {
-                points.push(Point { n, yours: Some(cost(check.kind, &s, req.per_batch)), reference: r })
-            }
-            _ => return Ok(Quick::Undecided),
-        }
-    }
-    let limit = match check.kind {
-        Kind::Time => TIME_LIMIT_RATIO * QUICK_MARGIN,
-        // Heap counts are exact, the kept curve's as much as a new one's.
-        Kind::Memory => MEMORY_LIMIT_RATIO,
-    };
-    if !relative(check.kind, &points).is_some_and(|r| r <= limit) {
-        return Ok(Quick::Undecided);
-    }
-    let (yg, rg) = growths(check.kind, &points);
-    Ok(Quick::Passed(ScaleResult {
-        name: check.name.clone(),
-        kind: kind_name(check.kind).into(),
-        says: check.says.clone(),
-        verdict: Verdict::Pass,
-        message: message(check, &points, false),
-        unit: unit(check.kind).into(),
-        points,
-        yours_growth: yg,
-        reference_growth: rg,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-    }))
 }
 
 /// Runs one check against the candidate, with the reference alongside.
@@ -434,21 +402,8 @@ fn run_check_with(
     let cancelled = || cancel.load(std::sync::atomic::Ordering::Relaxed);
     let started = Instant::now();
     let mut points: Vec<Point> = Vec::new();
-    let result = |verdict: Verdict, message: String, points: Vec<Point>| {
-        let (yg, rg) = growths(check.kind, &points);
-        ScaleResult {
-            name: check.name.clone(),
-            kind: kind_name(check.kind).into(),
-            says: check.says.clone(),
-            verdict,
-            message,
-            unit: unit(check.kind).into(),
-            points,
-            yours_growth: yg,
-            reference_growth: rg,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        }
-    };
+    let result =
+        |verdict: Verdict, message: String, points: Vec<Point>| scale_result(check, verdict, message, points, started);
     let mut per_size = Vec::new();
     for &n in &check.sizes {
         if cancelled() {
@@ -541,6 +496,29 @@ fn run_check_with(
     }
     let message = message(check, &points, false);
     Ok(Some(result(Verdict::Pass, message, points)))
+}
+
+/// A check's result from its measured points.
+fn scale_result(
+    check: &ScaleCheck,
+    verdict: Verdict,
+    message: String,
+    points: Vec<Point>,
+    started: Instant,
+) -> ScaleResult {
+    let (yours_growth, reference_growth) = growths(check.kind, &points);
+    ScaleResult {
+        name: check.name.clone(),
+        kind: kind_name(check.kind).into(),
+        says: check.says.clone(),
+        verdict,
+        message,
+        unit: unit(check.kind).into(),
+        points,
+        yours_growth,
+        reference_growth,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    }
 }
 
 fn failure(kind: Kind) -> Verdict {
