@@ -49,7 +49,7 @@ pub enum Command {
         /// Base seed for generated cases instead of the problem's own.
         #[arg(long)]
         seed: Option<u64>,
-        /// Print the machine-readable report (schema in the README).
+        /// Print the machine-readable report (schema in docs/check.md).
         #[arg(long)]
         json: bool,
         /// Report failing generated cases whole instead of shrinking them

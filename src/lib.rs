@@ -1,7 +1,7 @@
 //! harness: timed, gated practice for stateful-component coding interviews.
 //!
 //! The folders are layers, each importing only the layers listed before it
-//! (`tests/layers.rs` keeps this true); ARCHITECTURE.md draws the map:
+//! (`tests/testsuite/layers.rs` keeps this true); ARCHITECTURE.md draws the map:
 //! - `base`: settings, positioned diagnostics, atomic files;
 //! - `problem`: the problem model, types, case scripts and generators;
 //! - `judge`: building, sandboxing and judging candidate code;

@@ -5,6 +5,7 @@
 pub mod domain;
 pub mod generate;
 pub mod model;
+pub mod refcut;
 pub mod rng;
 pub mod scale;
 pub mod script;

@@ -2,6 +2,7 @@
 //! reports written from it, the mock's score, and exporting a case as a
 //! test. Imports `base`, `problem` and `judge`; never `ui` or `cmd`.
 
+pub mod check_report;
 pub mod drill;
 pub mod export;
 pub mod metrics;

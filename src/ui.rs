@@ -14,4 +14,5 @@ pub mod review;
 pub mod scale_chart;
 pub mod screen;
 pub mod scroll;
+pub mod theme;
 pub mod wrap;

@@ -1,4 +1,4 @@
-//! `rate_limiter`: per-key rate limiters, four algorithms side by side.
+//! `rate_limiter`: per-key rate limiters, several algorithms side by side.
 //!
 //! Implement [`RateLimiter`] for your type and export it:
 //!

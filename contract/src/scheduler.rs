@@ -60,7 +60,7 @@ pub trait Scheduler {
     fn cancel(&mut self, id: u64) -> bool {
         not_implemented("cancel")
     }
-    /// When job `id` will run next, if it will run again.
+    /// The due time of job `id`'s next run, if it is waiting to run.
     fn next_run(&mut self, id: u64) -> Option<u64> {
         not_implemented("next_run")
     }

@@ -215,14 +215,16 @@ pub const MAX_NESTING: usize = 64;
 /// - `""`: [`Content::Empty`].
 /// - an optional `-` and decimal digits that fit an `i64` (`"42"`, `"-7"`),
 ///   nothing else, no spaces: [`Content::Number`].
-/// - `=` and an expression: [`Content::Formula`]. The grammar, where spaces
-///   are allowed between any two tokens:
+/// - `=` and an expression: [`Content::Formula`]. The grammar below; spaces
+///   (not tabs) may stand anywhere after the `=`, before the first token and
+///   after the last one included, but never inside a token (a `number`, a
+///   `cell`, `SUM`, `NOW`):
 ///
 ///   ```text
 ///   expr   := term (('+' | '-') term)*
 ///   term   := unary ('*' unary)*
 ///   unary  := '-' unary | atom
-///   atom   := number | cell | 'SUM(' cell ':' cell ')' | 'NOW()' | '(' expr ')'
+///   atom   := number | cell | 'SUM' '(' cell ':' cell ')' | 'NOW' '(' ')' | '(' expr ')'
 ///   ```
 ///
 ///   A `number` is decimal digits that fit an `i64`; a `cell` is a cell name

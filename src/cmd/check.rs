@@ -73,8 +73,8 @@ pub(crate) fn check(config: &Config, id: &str, solution: Judged, opts: Options<'
     judge.shrink = !opts.no_shrink;
     let eval = judge.evaluate_build(build, judged, &AtomicBool::new(false), &|_, _| {}, None)?;
     if opts.json {
-        let mut out = results::render_json(&judge.problem, &dir, &eval, &path);
-        out["sandbox"] = crate::cmd::doctor::sandbox_json(config)?;
+        let mut out = crate::session::check_report::CheckReport::new(&judge.problem, &dir, &eval, &path);
+        out.sandbox = Some(crate::cmd::doctor::sandbox_json(config)?);
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print!("{}", results::render_text(&judge.problem, &eval, &path, std::io::stdout().is_terminal()));

@@ -50,7 +50,7 @@ pub(crate) fn doctor(config: &Config, json: bool) -> Result<u8> {
     } else {
         println!(
             "{missing} protection(s) are off: the harness still judges, with a weaker sandbox \
-             (see \"Isolation\" in the README)."
+             (see docs/isolation.md)."
         );
     }
     Ok(0)

@@ -296,6 +296,7 @@ mod tests {
             metrics: None,
             first_ninety: None,
             met: Vec::new(),
+            reference: Vec::new(),
         }
     }
 

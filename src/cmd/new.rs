@@ -233,7 +233,7 @@ pub fn command(config: &Config, id: &str, title: Option<&str>) -> Result<u8> {
     println!(
         "created problem `{id}`:\n  {}\n  {}/problem.toml, reference/, starter/\n\
          It is honest already (`harness audit {id}`); now grow it to four gates\n\
-         (README: Writing a problem).",
+         (docs/authoring.md).",
         module.display(),
         dir.display()
     );

@@ -17,7 +17,6 @@ use crate::judge::suite;
 use crate::problem::model::Problem;
 use crate::problem::script::Call;
 use crate::problem::ty::to_json;
-use crate::ui::results;
 
 fn read_ops(problem: &Problem, path: &Path) -> Result<Vec<Call>> {
     let text = if path == Path::new("-") {
@@ -74,7 +73,11 @@ pub(crate) fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, js
         for d in build.errors() {
             eprint!(
                 "{}",
-                if std::io::stderr().is_terminal() { d.rendered.clone() } else { results::strip_ansi(&d.rendered) }
+                if std::io::stderr().is_terminal() {
+                    d.rendered.clone()
+                } else {
+                    crate::base::diag::strip_ansi(&d.rendered)
+                }
             );
         }
         eprintln!("the solution does not compile");

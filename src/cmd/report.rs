@@ -16,8 +16,7 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use anyhow::{Result, bail};
 
 use crate::base::config::Config;
 use crate::session::report::{self, REPORT_FORMAT_VERSION, Report};
@@ -149,28 +148,16 @@ pub fn report(config: &Config, id: Option<&str>, list: bool, markdown: bool, jso
     Ok(0)
 }
 
-/// Restores the terminal however the review ends.
-struct Restore;
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
-/// The review loop: it only waits for keys, so it draws after each one.
-fn run(mut app: Review) -> Result<()> {
-    let mut terminal = ratatui::init();
-    let _restore = Restore;
-    loop {
-        terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
-        if let Event::Key(k) = event::read().context("cannot read the terminal")?
-            && k.kind != KeyEventKind::Release
-            && app.on_key(k) == Action::Quit
-        {
-            return Ok(());
-        }
-    }
+/// The review loop: the screen loop, until `q`.
+fn run(app: Review) -> Result<()> {
+    let mut state = (app, false);
+    crate::ui::screen::run(
+        &mut state,
+        |f, (app, _)| view::draw(f, app),
+        |_| {},
+        |(app, quit), key| *quit = app.on_key(key) == Action::Quit,
+        |(_, quit)| *quit,
+    )
 }
 
 #[cfg(test)]

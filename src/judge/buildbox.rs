@@ -226,10 +226,10 @@ unsafe fn write_file(path: &CStr, bytes: &[u8]) -> bool {
 fn enter(jail: &Jail) {
     // SAFETY: see `confine`: system calls only, on prepared buffers.
     unsafe {
-        // This process runs harness code without exec'ing: the handlers the
-        // harness installed are still here, and one of them (wait-timeout's
-        // SIGCHLD handler, writing to a pipe the keeper has closed) would
-        // abort the keeper when cargo ends. Back to the defaults.
+        // This process runs harness code without exec'ing: any handler the
+        // harness process installed is still here, and one (a SIGCHLD
+        // handler writing to a pipe the keeper has closed, as wait-timeout's
+        // does) would abort the keeper when cargo ends. Back to the defaults.
         for sig in 1..libc::SIGRTMIN() {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                 libc::signal(sig, libc::SIG_DFL);
@@ -396,8 +396,8 @@ mod tests {
     #[test]
     fn a_confined_program_ends_with_its_own_status_even_under_an_inherited_sigchld_handler() {
         use wait_timeout::ChildExt;
-        // wait-timeout installs a process-wide SIGCHLD handler (as a scale
-        // check does in the harness); the keeper inherits it.
+        // wait-timeout installs a process-wide SIGCHLD handler, as a
+        // library in the harness process could; the keeper inherits it.
         let mut child = Command::new("true").spawn().unwrap();
         child.wait_timeout(std::time::Duration::from_secs(10)).unwrap();
         let dir = tempfile::tempdir().unwrap();

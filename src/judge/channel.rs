@@ -44,6 +44,12 @@ pub mod frame {
     /// How the case's process ended (`worker::CaseExit`); closes the case.
     pub const EXIT: u8 = b'E';
     pub const DONE: u8 = b'Z';
+    /// The measuring worker (`measure`): an operation did not return:
+    /// `u32` index (setup calls first, then measured ones), then its
+    /// encoded outcome.
+    pub const FAILED: u8 = b'F';
+    /// The measuring worker's measurements (`measure::Stats`).
+    pub const STATS: u8 = b'T';
 
     pub fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
         let mut f = Vec::with_capacity(body.len() + 5);
@@ -109,6 +115,64 @@ pub struct Stream {
     pub broken: Option<Broken>,
     /// The stream ended inside a frame (a worker killed mid-write, or junk).
     pub incomplete: bool,
+}
+
+/// A worker's request, parent to worker: lists of encoded calls (a case
+/// worker's cases; a measuring worker's setup, then its batches): `u32`
+/// count of lists, then per list a `u32` count and per call a `u32` length
+/// and its bytes.
+pub fn encode_lists<'a, L, C>(lists: L) -> Vec<u8>
+where
+    L: IntoIterator<Item = C>,
+    L::IntoIter: ExactSizeIterator,
+    C: IntoIterator<Item = &'a [u8]>,
+    C::IntoIter: ExactSizeIterator,
+{
+    let mut w = wire::Writer::default();
+    let lists = lists.into_iter();
+    w.u32(lists.len() as u32);
+    for list in lists {
+        let calls = list.into_iter();
+        w.u32(calls.len() as u32);
+        for call in calls {
+            w.u32(call.len() as u32);
+            w.buf.extend_from_slice(call);
+        }
+    }
+    w.buf
+}
+
+/// The worker's side of [`encode_lists`].
+pub fn decode_lists(request: &[u8]) -> Result<Vec<Vec<&[u8]>>, String> {
+    let mut r = wire::Reader::new(request);
+    let mut lists = Vec::new();
+    for _ in 0..r.u32()? {
+        let mut calls = Vec::new();
+        for _ in 0..r.u32()? {
+            let len = r.u32()? as usize;
+            calls.push(r.take(len)?);
+        }
+        lists.push(calls);
+    }
+    Ok(lists)
+}
+
+/// Splits a short stream (the measuring worker's: a handful of frames)
+/// into (tag, body) frames, refusing one cut short, empty or larger than
+/// [`MAX_FRAME`].
+pub fn split(mut rest: &[u8]) -> Result<Vec<(u8, &[u8])>, Broken> {
+    let mut frames = Vec::new();
+    while !rest.is_empty() {
+        let Some(len) = rest.get(..4).map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize) else {
+            return Err(Broken::Tampered("a frame cut short or garbled".into()));
+        };
+        if len == 0 || len > MAX_FRAME || rest.len() < 4 + len {
+            return Err(Broken::Tampered("a frame cut short or garbled".into()));
+        }
+        frames.push((rest[4], &rest[5..4 + len]));
+        rest = &rest[4 + len..];
+    }
+    Ok(frames)
 }
 
 /// Reads a worker's channel to its end. `shape` is the number of calls in

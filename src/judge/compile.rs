@@ -100,14 +100,19 @@ pub fn target_dir_for(config: &Config, crate_dir: &Path, package: &str) -> PathB
 }
 
 /// Whether a crate is a problem's own code (below the problems folder, or a
-/// mutant written out below the target folder), which builds unconfined.
+/// mutant or reference cut written out below the target folder), which
+/// builds unconfined.
 fn is_problem_code(config: &Config, crate_dir: &Path) -> bool {
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
     let Some(dir) = canonical(crate_dir) else { return false };
-    [canonical(&config.problems_dir), canonical(&config.target_dir.join("mutants"))]
-        .into_iter()
-        .flatten()
-        .any(|root| dir.starts_with(root))
+    [
+        canonical(&config.problems_dir),
+        canonical(&config.target_dir.join("mutants")),
+        canonical(&config.target_dir.join("cuts")),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|root| dir.starts_with(root))
 }
 
 /// In a folder of generated crates: the problem folder they belong to.
@@ -155,27 +160,41 @@ pub fn mutant_crate(
     let lib = reference.join("src/lib.rs");
     let source = std::fs::read_to_string(&lib).with_context(|| format!("cannot read {}", lib.display()))?;
     let edited = mutant.apply(&source).map_err(|(_, why)| anyhow::anyhow!("{}: {why}", problem.file().display()))?;
-    // A mutant is judged as a candidate would be: without the oracle.
-    let edited = edited.replace(", oracle);", ");");
     let header = format!(
         "// MUTANT `{}` of the `{}` reference, written by harness from its problem.toml:\n// {}\n\n",
         mutant.name, problem.id, mutant.mistake
     );
-    let group = config.target_dir.join("mutants").join(&problem.id);
-    let dir = group.join(&mutant.name);
+    derived_crate(config, problem, "mutants", &mutant.name, &(header + &edited))
+}
+
+/// Writes `source` out as a crate of its own, the reference's manifest
+/// renamed, at `<target>/<group>/<problem>/<name>`, and returns its folder.
+/// The crate is judged as a candidate's would be: without the oracle.
+pub fn derived_crate(
+    config: &Config,
+    problem: &crate::problem::model::Problem,
+    group: &str,
+    name: &str,
+    source: &str,
+) -> Result<PathBuf> {
+    let reference = problem.reference_dir();
+    let source = source.replace(", oracle);", ");");
+    let group_dir = config.target_dir.join(group).join(&problem.id);
+    let dir = group_dir.join(name);
     let manifest_path = reference.join("Cargo.toml");
     let manifest =
         std::fs::read_to_string(&manifest_path).with_context(|| format!("cannot read {}", manifest_path.display()))?;
+    let singular = group.strip_suffix('s').unwrap_or(group);
     let manifest = manifest.replacen(
         &format!("name = \"{}_reference\"", problem.id),
-        &format!("name = \"{}_mutant_{}\"", problem.id, mutant.name),
+        &format!("name = \"{}_{singular}_{name}\"", problem.id),
         1,
     );
     std::fs::create_dir_all(dir.join("src")).with_context(|| format!("cannot create {}", dir.display()))?;
     let problem_dir = std::fs::canonicalize(&problem.dir).unwrap_or_else(|_| problem.dir.clone());
-    write_if_changed(&group.join(GROUP_MARKER), problem_dir.to_string_lossy().as_bytes())?;
+    write_if_changed(&group_dir.join(GROUP_MARKER), problem_dir.to_string_lossy().as_bytes())?;
     write_if_changed(&dir.join("Cargo.toml"), point_at_contract(&manifest, &dir, &config.contract_dir).as_bytes())?;
-    write_if_changed(&dir.join("src/lib.rs"), (header + &edited).as_bytes())?;
+    write_if_changed(&dir.join("src/lib.rs"), source.as_bytes())?;
     Ok(dir)
 }
 
@@ -256,71 +275,13 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         return Ok(build);
     }
     direct::forget(crate_dir, &target);
-    let profile_var = config.profile.to_uppercase().replace('-', "_");
-    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cmd.arg("build")
-        .arg("--lib")
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .arg("--message-format=json-diagnostic-rendered-ansi")
-        .arg("--target-dir")
-        .arg(&target)
-        .arg("--profile")
-        .arg(&config.profile)
-        // With -vv cargo prints how it ran rustc, for the next build.
-        .args(fast.then_some("-vv"))
-        .env("CARGO_TERM_COLOR", "never")
-        // Panics must unwind for the library to catch them and name them,
-        // whatever the candidate's manifest says; a profile setting from
-        // the environment overrides the manifest's. It is the default, so
-        // it changes no fingerprint and costs no rebuild.
-        .env(format!("CARGO_PROFILE_{}_PANIC", profile_var), "unwind")
-        // No debug info: nothing reads it (panics carry their location
-        // without it, backtraces are off), and without it an incremental
-        // build of a one-line edit is ~20 % faster and the library ~7×
-        // smaller to copy and load (`cargo bench --bench save_to_verdict`).
-        .env(format!("CARGO_PROFILE_{}_DEBUG", profile_var), "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let cmd = cargo_build(config, &manifest, &target, fast);
     let (mut child, watch) = start(cmd, confined, config, started, cancel)
         .context("cannot run cargo: is a Rust toolchain installed and on PATH? (https://rustup.rs)")?;
     let stderr_reader = read_all(child.stderr.take().expect("piped"), "cargo-stderr")?;
 
-    let mut diagnostics = Vec::new();
-    let mut artifact: Option<PathBuf> = None;
-    let mut saw_lib_without_cdylib = false;
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let Ok(line) = line else { break };
-        let Ok(msg) = serde_json::from_str::<Json>(&line) else {
-            continue;
-        };
-        match msg["reason"].as_str() {
-            Some("compiler-message") => {
-                if let Some(d) = diagnostic(&msg["message"]) {
-                    diagnostics.push(d);
-                }
-            }
-            Some("compiler-artifact")
-                if msg["package_id"].as_str().is_some_and(|id| is_package(id, &package, crate_dir)) =>
-            {
-                let kinds: Vec<&str> =
-                    msg["target"]["kind"].as_array().into_iter().flatten().filter_map(|k| k.as_str()).collect();
-                if kinds.contains(&"cdylib") {
-                    artifact = msg["filenames"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|f| f.as_str())
-                        .find(|f| f.ends_with(std::env::consts::DLL_SUFFIX))
-                        .map(PathBuf::from);
-                } else if kinds.iter().any(|k| k.ends_with("lib")) {
-                    saw_lib_without_cdylib = true;
-                }
-            }
-            _ => {}
-        }
-    }
+    let Messages { diagnostics, artifact, saw_lib_without_cdylib } =
+        read_messages(child.stdout.take().expect("piped"), &package, crate_dir);
     let status = child.wait().context("cargo did not finish")?;
     let stopped = watch.finish();
     let stderr = stderr_reader.join().unwrap_or_default();
@@ -354,6 +315,87 @@ fn build_with(config: &Config, crate_dir: &Path, cancel: Option<Arc<AtomicBool>>
         None
     };
     Ok(Build { lib, diagnostics, failure, duration, direct: false })
+}
+
+/// The cargo command that builds a solution's library, its messages as
+/// JSON on stdout.
+fn cargo_build(config: &Config, manifest: &Path, target: &Path, fast: bool) -> Command {
+    let profile_var = config.profile.to_uppercase().replace('-', "_");
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.arg("build")
+        .arg("--lib")
+        .arg("--manifest-path")
+        .arg(manifest)
+        .arg("--message-format=json-diagnostic-rendered-ansi")
+        .arg("--target-dir")
+        .arg(target)
+        .arg("--profile")
+        .arg(&config.profile)
+        // With -vv cargo prints how it ran rustc, for the next build.
+        .args(fast.then_some("-vv"))
+        .env("CARGO_TERM_COLOR", "never")
+        // Panics must unwind for the library to catch them and name them,
+        // whatever the candidate's manifest says; a profile setting from
+        // the environment overrides the manifest's. It is the default, so
+        // it changes no fingerprint and costs no rebuild.
+        .env(format!("CARGO_PROFILE_{}_PANIC", profile_var), "unwind")
+        // No debug info: nothing reads it (panics carry their location
+        // without it, backtraces are off), and without it an incremental
+        // build of a one-line edit is ~20 % faster and the library ~7×
+        // smaller to copy and load (`cargo bench --bench save_to_verdict`).
+        .env(format!("CARGO_PROFILE_{}_DEBUG", profile_var), "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// What a cargo build said on stdout: the diagnostics, and the library
+/// it wrote for the package (or whether it built a library that is not a
+/// cdylib).
+struct Messages {
+    diagnostics: Vec<Diagnostic>,
+    artifact: Option<PathBuf>,
+    saw_lib_without_cdylib: bool,
+}
+
+/// Reads cargo's JSON messages to the end of its stdout.
+fn read_messages(stdout: std::process::ChildStdout, package: &str, crate_dir: &Path) -> Messages {
+    let mut diagnostics = Vec::new();
+    let mut artifact: Option<PathBuf> = None;
+    let mut saw_lib_without_cdylib = false;
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let Ok(msg) = serde_json::from_str::<Json>(&line) else {
+            continue;
+        };
+        match msg["reason"].as_str() {
+            Some("compiler-message") => {
+                if let Some(d) = diagnostic(&msg["message"]) {
+                    diagnostics.push(d);
+                }
+            }
+            Some("compiler-artifact")
+                if msg["package_id"].as_str().is_some_and(|id| is_package(id, package, crate_dir)) =>
+            {
+                let kinds: Vec<&str> =
+                    msg["target"]["kind"].as_array().into_iter().flatten().filter_map(|k| k.as_str()).collect();
+                if kinds.contains(&"cdylib") {
+                    artifact = msg["filenames"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f.as_str())
+                        .find(|f| f.ends_with(std::env::consts::DLL_SUFFIX))
+                        .map(PathBuf::from);
+                } else if kinds.iter().any(|k| k.ends_with("lib")) {
+                    saw_lib_without_cdylib = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    Messages { diagnostics, artifact, saw_lib_without_cdylib }
 }
 
 /// Runs rustc as cargo last did. `None` when the result cannot be

@@ -2,7 +2,7 @@
 //! directly with the invocation cargo used for the solution crate last
 //! time, skipping cargo's start-up, dependency resolution and
 //! fingerprinting (a sizeable share of a one-line edit's build; see the
-//! README's performance section).
+//! docs/performance.md).
 //!
 //! Cargo stays the build of record. It runs (with `-vv`, which prints each
 //! rustc invocation with the environment cargo set for it) on the first

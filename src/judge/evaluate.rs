@@ -141,6 +141,16 @@ pub struct Judge {
 /// (more would only queue on the machine this was measured on).
 const MEASURERS: usize = 2;
 
+/// A check's quick pass while its ends run: the points measured, and
+/// whether an end left it to the full measurement.
+#[derive(Clone, Default)]
+struct QuickPoints {
+    ends: [Option<scale::Point>; 2],
+    undecided: bool,
+    /// The ends' measuring time, summed (what the check cost).
+    spent: Duration,
+}
+
 impl Judge {
     /// Builds the reference (when generated cases need it) and the suite of
     /// `gates` (gate numbers, any order; unknown ones are left out).
@@ -367,11 +377,12 @@ impl Judge {
     }
 
     /// Runs the pending scale checks, reusing results for the same library
-    /// bytes. Checks not measured yet run [`MEASURERS`] at a time, each
-    /// through [`scale::judge_check`] against the reference's kept curves:
-    /// a quick pass can only pass a check; what it leaves undecided is
-    /// measured in full, one check at a time, so a failure is decided as
-    /// carefully as if it ran alone. A set `cancel` stops between two
+    /// bytes. Checks not measured yet are judged as [`scale::judge_check`]
+    /// judges one, against the reference's kept curves: their quick passes'
+    /// ends run [`MEASURERS`] at a time ([`Judge::quick_passes`]); a quick
+    /// pass can only pass a check; what it leaves undecided is measured in
+    /// full, one check at a time, so a failure is decided as carefully as if
+    /// it ran alone. A set `cancel` stops between two
     /// measurements; what was not measured stays pending.
     fn run_scale(&self, target: &Target, gates: &mut [GateResult], cancel: &AtomicBool) -> Result<()> {
         let Some((_, reference)) = &self.reference else { return Ok(()) };
@@ -387,34 +398,15 @@ impl Judge {
             })
             .filter(|(gate, c)| cached(&key(*gate, c)).is_none())
             .collect();
-        // The quick passes, in parallel: each measures its own processes'
-        // CPU time, which another measuring process does not slow.
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let quick: std::sync::Mutex<Vec<(usize, Result<Option<ScaleResult>>)>> = Default::default();
-        let workers = MEASURERS.min(todo.len());
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((_, check)) = todo.get(i) else { break };
-                        let r = scale::quick_check(check, sig, reference, target, &self.curves, cancel);
-                        let stop = r.is_err();
-                        if let Ok(mut q) = quick.lock() {
-                            q.push((i, r));
-                        }
-                        if stop {
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        let mut quick = quick.into_inner().unwrap_or_default();
-        quick.sort_by_key(|(i, _)| *i);
-        for (i, r) in quick {
-            let (gate, check) = todo[i];
-            let r = match r? {
+        let points = self.quick_passes(reference, target, &todo, cancel)?;
+        for ((gate, check), points) in todo.iter().zip(points) {
+            let quick = match points {
+                QuickPoints { ends: [Some(a), Some(b)], undecided: false, spent } => {
+                    scale::quick_decide(check, vec![a, b], spent)
+                }
+                _ => None,
+            };
+            let r = match quick {
                 Some(r) => Some(r),
                 // Undecided: the full measurement, alone.
                 None if !cancel.load(std::sync::atomic::Ordering::Relaxed) => {
@@ -423,7 +415,7 @@ impl Judge {
                 None => None,
             };
             if let (Some(r), Ok(mut c)) = (r, self.scale_cache.lock()) {
-                c.insert(key(gate, check), r);
+                c.insert(key(*gate, check), r);
             }
         }
         for g in gates.iter_mut() {
@@ -439,6 +431,73 @@ impl Judge {
             }
         }
         Ok(())
+    }
+
+    /// The quick passes of `todo`'s checks, in parallel, each check's two
+    /// ends apart and the longest expected first (so that the last to
+    /// finish is short): each measures its own process's CPU time, which
+    /// another measuring process does not slow. Per check: its ends'
+    /// points, or undecided.
+    fn quick_passes(
+        &self,
+        reference: &Target,
+        target: &Target,
+        todo: &[(usize, &ScaleCheck)],
+        cancel: &AtomicBool,
+    ) -> Result<Vec<QuickPoints>> {
+        let sig = &self.problem.signature;
+        let mut ends: Vec<(usize, usize, u64, Duration)> = Vec::new();
+        for (i, (_, check)) in todo.iter().enumerate() {
+            for (end, n) in scale::ends(check).into_iter().enumerate() {
+                ends.push((i, end, n, scale::quick_estimate(check, &self.curves, n)));
+            }
+        }
+        ends.sort_by_key(|e| std::cmp::Reverse(e.3));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        // Per check: its two ends' points, or undecided (`None` in a slot
+        // that was run), or the error that stops judging.
+        let points: std::sync::Mutex<Vec<QuickPoints>> = std::sync::Mutex::new(vec![Default::default(); todo.len()]);
+        let failed: std::sync::Mutex<Option<anyhow::Error>> = Default::default();
+        let workers = MEASURERS.min(ends.len());
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(i, end, n, _)) = ends.get(k) else { break };
+                        let undecided = points.lock().map_or(true, |p| p[i].undecided);
+                        if undecided || cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                            continue;
+                        }
+                        let check = todo[i].1;
+                        let at = std::time::Instant::now();
+                        match scale::quick_point(check, sig, reference, target, &self.curves, n) {
+                            Ok(point) => {
+                                if let Ok(mut p) = points.lock() {
+                                    p[i].spent += at.elapsed();
+                                    match point {
+                                        Some(point) => p[i].ends[end] = Some(point),
+                                        None => p[i].undecided = true,
+                                    }
+                                }
+                            }
+                            Err(e) => {
+                                if let Ok(mut f) = failed.lock() {
+                                    f.get_or_insert(e);
+                                }
+                                // Nothing later is taken: the error ends judging.
+                                next.store(ends.len(), std::sync::atomic::Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failed.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        Ok(points.into_inner().unwrap_or_default())
     }
 
     /// Measures the reference's curves for the scale checks of `gates` that

@@ -26,16 +26,6 @@ use crate::judge::channel::frame;
 use crate::judge::confine::{self, Protections};
 use crate::judge::library::{self, LoadFailure};
 
-/// Frame tags of the measuring worker, besides `frame::HELLO` and
-/// `frame::LOAD_ERROR`.
-pub mod tag {
-    /// An operation did not return: `u32` index (setup calls first, then
-    /// measured ones), then its encoded outcome.
-    pub const FAILED: u8 = b'F';
-    /// The measurements: see [`super::Stats::decode`].
-    pub const STATS: u8 = b'S';
-}
-
 /// After this much timed CPU (and two timed batches), stop repeating.
 const SLOW_BATCHES_NS: u64 = 100_000_000;
 
@@ -89,31 +79,15 @@ impl Stats {
 /// first one warms up, each later one is timed). Batches are drawn apart,
 /// so a repetition does not find the state its predecessor left warm.
 pub fn encode_request(setup: &[Vec<u8>], batches: &[Vec<Vec<u8>>]) -> Vec<u8> {
-    let mut w = Writer::default();
-    w.u32(1 + batches.len() as u32);
-    for list in std::iter::once(setup).chain(batches.iter().map(Vec::as_slice)) {
-        w.u32(list.len() as u32);
-        for req in list {
-            w.u32(req.len() as u32);
-            w.buf.extend_from_slice(req);
-        }
-    }
-    w.buf
+    let lists = std::iter::once(setup).chain(batches.iter().map(Vec::as_slice));
+    let lists: Vec<&[Vec<u8>]> = lists.collect();
+    crate::judge::channel::encode_lists(lists.into_iter().map(|l| l.iter().map(Vec::as_slice)))
 }
 
 type Lists<'a> = (Vec<&'a [u8]>, Vec<Vec<&'a [u8]>>);
 
 fn decode_request(req: &[u8]) -> Result<Lists<'_>, String> {
-    let mut r = Reader::new(req);
-    let mut lists = Vec::new();
-    for _ in 0..r.u32()? {
-        let mut list = Vec::new();
-        for _ in 0..r.u32()? {
-            let len = r.u32()? as usize;
-            list.push(r.take(len)?);
-        }
-        lists.push(list);
-    }
+    let mut lists = crate::judge::channel::decode_lists(req)?;
     if lists.is_empty() {
         return Err("no setup".into());
     }
@@ -198,7 +172,7 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
             return send(proto, frame::LOAD_ERROR, b"the library is built for another contract");
         }
     };
-    let library::Entry { open, call, close, free, heap, .. } = loaded.entry;
+    let library::Entry { open, call, free, heap, .. } = loaded.entry;
     send(proto, frame::HELLO, &[]);
     let Ok((setup, batches)) = decode_request(request) else {
         return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");
@@ -215,7 +189,7 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
         if !ok {
             let mut body = (index as u32).to_le_bytes().to_vec();
             body.extend_from_slice(bytes);
-            send(proto, tag::FAILED, &body);
+            send(proto, frame::FAILED, &body);
         }
         // SAFETY: `out` came from this library and is freed once.
         unsafe { free(out) };
@@ -265,10 +239,13 @@ fn run(lib_path: &Path, expected_hash: u64, request: &[u8], proto: &mut File) {
         setup_ns,
         reps_ns,
     };
-    send(proto, tag::STATS, &stats.encode());
-    // SAFETY: `session` came from `harness_open` and is closed once.
-    unsafe { close(session) };
+    send(proto, frame::STATS, &stats.encode());
     send(proto, frame::DONE, &[]);
+    // The process ends here, the state as it is: dropping it (thousands of
+    // entries, in an unoptimised build) is not what is measured and would
+    // only delay the answer by milliseconds. The cases run every drop.
+    // SAFETY: `_exit` ends the process at once; nothing of it runs after.
+    unsafe { libc::_exit(0) }
 }
 
 #[cfg(test)]

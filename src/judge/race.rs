@@ -151,51 +151,30 @@ pub fn run_cases(
         }
         stats.rounds = round + 1;
         let started = Instant::now();
-        // Runs of one case often took the same order: each distinct
-        // sequence of calls is replayed once.
-        let mut sequences: Vec<Vec<Call>> = Vec::new();
-        let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let mut which: Vec<usize> = Vec::with_capacity(needs.len());
-        for (si, order) in &needs {
-            let s = &searches[*si];
-            let plan = &plans[s.case];
-            let seq: Vec<Call> = plan.setup.iter().cloned().chain(order.iter().map(|&k| s.calls[k].clone())).collect();
-            let text: String = seq.iter().map(|c| format!("{c}\n")).collect();
-            let next = sequences.len();
-            let j = *seen.entry(text).or_insert(next);
-            if j == next {
-                sequences.push(seq);
-            }
-            which.push(j);
-        }
-        let refs: Vec<&[Call]> = sequences.iter().map(Vec::as_slice).collect();
-        let t0 = Instant::now();
-        let replayed = sandbox::run_cancellable(reference, &refs, Some(cancel))?;
-        if std::env::var_os("HARNESS_RACE_STATS").is_some() {
-            eprintln!(
-                "race: replayed {} orders, {} calls, in {:?}",
-                refs.len(),
-                refs.iter().map(|r| r.len()).sum::<usize>(),
-                t0.elapsed()
-            );
-        }
-        if cancel.load(Ordering::Relaxed) {
+        if !replay(&needs, &searches, &plans, reference, cancel, &mut tries)? {
             return Ok((vec![None; cases.len()], stats));
-        }
-        let mut values = Vec::with_capacity(sequences.len());
-        for (j, seq) in sequences.iter().enumerate() {
-            values.push(reference_results(&replayed.case(j), seq)?);
-        }
-        for ((si, order), j) in needs.iter().zip(which) {
-            let s = &searches[*si];
-            let setup = plans[s.case].setup.len();
-            let ids: Vec<usize> = order.iter().map(|&k| s.ops[k].id).collect();
-            tries[s.case].insert(&ids, &values[j][setup..]);
         }
         stats.replays += needs.len();
         stats.replaying += started.elapsed();
     }
     stats.gave_up += searches.iter().filter(|s| !s.done && !violations.contains_key(&s.case)).count();
+    verdicts(cases, &plans, &run, &searches, &violations, &mut results);
+    if std::env::var_os("HARNESS_RACE_STATS").is_some() {
+        eprintln!("race: {stats:?}");
+    }
+    Ok((results, stats))
+}
+
+/// Each case not already failed: a pass, or the violation its search
+/// found.
+fn verdicts(
+    cases: &[&Case],
+    plans: &[Plan],
+    run: &sandbox::Run,
+    searches: &[Search],
+    violations: &BTreeMap<usize, (usize, Violation)>,
+    results: &mut [Option<CaseResult>],
+) {
     for (i, case) in cases.iter().enumerate() {
         if results[i].is_some() {
             continue;
@@ -220,10 +199,61 @@ pub fn run_cases(
             }
         });
     }
-    if std::env::var_os("HARNESS_RACE_STATS").is_some() {
-        eprintln!("race: {stats:?}");
+}
+
+/// Replays on the reference the orders the searches need, each distinct
+/// sequence of calls once, and files the results in each case's trie.
+/// `false` when `cancel` stopped it.
+fn replay(
+    needs: &[(usize, Vec<usize>)],
+    searches: &[Search],
+    plans: &[Plan],
+    reference: &Target,
+    cancel: &AtomicBool,
+    tries: &mut [Replays],
+) -> Result<bool> {
+    // Runs of one case often took the same order: each distinct
+    // sequence of calls is replayed once.
+    let mut sequences: Vec<Vec<Call>> = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut which: Vec<usize> = Vec::with_capacity(needs.len());
+    for (si, order) in needs {
+        let s = &searches[*si];
+        let plan = &plans[s.case];
+        let seq: Vec<Call> = plan.setup.iter().cloned().chain(order.iter().map(|&k| s.calls[k].clone())).collect();
+        let text: String = seq.iter().map(|c| format!("{c}\n")).collect();
+        let next = sequences.len();
+        let j = *seen.entry(text).or_insert(next);
+        if j == next {
+            sequences.push(seq);
+        }
+        which.push(j);
     }
-    Ok((results, stats))
+    let refs: Vec<&[Call]> = sequences.iter().map(Vec::as_slice).collect();
+    let t0 = Instant::now();
+    let replayed = sandbox::run_cancellable(reference, &refs, Some(cancel))?;
+    if std::env::var_os("HARNESS_RACE_STATS").is_some() {
+        eprintln!(
+            "race: replayed {} orders, {} calls, in {:?}",
+            refs.len(),
+            refs.iter().map(|r| r.len()).sum::<usize>(),
+            t0.elapsed()
+        );
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    let mut values = Vec::with_capacity(sequences.len());
+    for (j, seq) in sequences.iter().enumerate() {
+        values.push(reference_results(&replayed.case(j), seq)?);
+    }
+    for ((si, order), j) in needs.iter().zip(which) {
+        let s = &searches[*si];
+        let setup = plans[s.case].setup.len();
+        let ids: Vec<usize> = order.iter().map(|&k| s.ops[k].id).collect();
+        tries[s.case].insert(&ids, &values[j][setup..]);
+    }
+    Ok(true)
 }
 
 /// The reference's result for each call of a replayed sequence.
@@ -317,30 +347,7 @@ fn prepare(
     // A call that did not return ends the case with its own verdict.
     for r in &history.records {
         let call = call_of(r.thread, r.index).expect("checked above");
-        let who = match r.thread {
-            None => "in the setup".to_string(),
-            Some(t) => format!("on thread {} (run {})", t + 1, r.run + 1),
-        };
-        let bad = match &r.outcome {
-            Outcome::Returned(v) => match r.thread {
-                None if !setup_steps[r.index].expect.accepts(v) => Some((
-                    Verdict::WrongAnswer,
-                    format!("`{call}` {who} expected {}, got {v}", setup_steps[r.index].expect),
-                )),
-                _ => None,
-            },
-            Outcome::Panicked { message, location } => {
-                let at = if location.is_empty() { String::new() } else { format!(" at {location}") };
-                Some((Verdict::Panic, format!("`{call}` panicked {who}{at}: {message}")))
-            }
-            Outcome::NotImplemented { op } => {
-                let op = if op.is_empty() { call.op.as_str() } else { op.as_str() };
-                Some((Verdict::NotImplemented, format!("`{op}` is not implemented yet (reached by `{call}` {who})")))
-            }
-            Outcome::Rejected(why) => {
-                Some((Verdict::WrongAnswer, format!("`{call}` {who} was refused by the library: {why}")))
-            }
-        };
+        let bad = bad_record(r, call, &setup_steps);
         if let Some((verdict, message)) = bad {
             return fail(verdict, message);
         }
@@ -375,6 +382,36 @@ fn prepare(
         .into_iter()
         .map(|((run, key), (ops, calls))| Search { case: index, run, key, ops, calls, done: false })
         .collect())
+}
+
+/// What is wrong with one recorded call, if anything: a setup call that
+/// returned other than expected, or any call that panicked, was not
+/// implemented or was refused. (A thread's result is judged by the search.)
+fn bad_record(r: &crate::judge::threads::Record, call: &Call, setup_steps: &[Step]) -> Option<(Verdict, String)> {
+    let who = match r.thread {
+        None => "in the setup".to_string(),
+        Some(t) => format!("on thread {} (run {})", t + 1, r.run + 1),
+    };
+    match &r.outcome {
+        Outcome::Returned(v) => match r.thread {
+            None if !setup_steps[r.index].expect.accepts(v) => Some((
+                Verdict::WrongAnswer,
+                format!("`{call}` {who} expected {}, got {v}", setup_steps[r.index].expect),
+            )),
+            _ => None,
+        },
+        Outcome::Panicked { message, location } => {
+            let at = if location.is_empty() { String::new() } else { format!(" at {location}") };
+            Some((Verdict::Panic, format!("`{call}` panicked {who}{at}: {message}")))
+        }
+        Outcome::NotImplemented { op } => {
+            let op = if op.is_empty() { call.op.as_str() } else { op.as_str() };
+            Some((Verdict::NotImplemented, format!("`{op}` is not implemented yet (reached by `{call}` {who})")))
+        }
+        Outcome::Rejected(why) => {
+            Some((Verdict::WrongAnswer, format!("`{call}` {who} was refused by the library: {why}")))
+        }
+    }
 }
 
 fn violation_result(plan: &Plan, s: &Search, v: &Violation, run: CaseRun, elapsed: Duration) -> CaseResult {

@@ -117,17 +117,9 @@ pub struct Target {
 
 /// Encodes the request a worker reads on stdin.
 pub fn encode(cases: &[&[Call]]) -> Vec<u8> {
-    let mut w = wire::Writer::default();
-    w.u32(cases.len() as u32);
-    for calls in cases {
-        w.u32(calls.len() as u32);
-        for c in *calls {
-            let req = wire::encode_request(&c.op, &c.args);
-            w.u32(req.len() as u32);
-            w.buf.extend_from_slice(&req);
-        }
-    }
-    w.buf
+    let encoded: Vec<Vec<Vec<u8>>> =
+        cases.iter().map(|calls| calls.iter().map(|c| wire::encode_request(&c.op, &c.args)).collect()).collect();
+    channel::encode_lists(encoded.iter().map(|calls| calls.iter().map(Vec::as_slice)))
 }
 
 /// Runs `cases` in one worker, each case in a process of its own under
@@ -142,17 +134,22 @@ pub fn run_cancellable(target: &Target, cases: &[&[Call]], cancel: Option<&Atomi
     run_with(exe()?, target, cases, cancel)
 }
 
-/// This binary, looked up once: every worker re-executes it. Tests that
-/// judge through the library name the binary in `HARNESS_WORKER_EXE`.
-fn exe() -> Result<&'static Path> {
-    static EXE: std::sync::OnceLock<std::io::Result<PathBuf>> = std::sync::OnceLock::new();
-    EXE.get_or_init(|| match std::env::var_os("HARNESS_WORKER_EXE") {
-        Some(exe) => Ok(PathBuf::from(exe)),
-        None => std::env::current_exe(),
-    })
-    .as_ref()
-    .map(PathBuf::as_path)
-    .map_err(|e| anyhow::anyhow!("cannot find the harness executable: {e}"))
+static EXE: std::sync::OnceLock<std::io::Result<PathBuf>> = std::sync::OnceLock::new();
+
+/// The executable every worker (case and measuring alike) re-executes:
+/// this binary, looked up once, unless [`use_worker_exe`] named another.
+pub fn exe() -> Result<&'static Path> {
+    EXE.get_or_init(std::env::current_exe)
+        .as_ref()
+        .map(PathBuf::as_path)
+        .map_err(|e| anyhow::anyhow!("cannot find the harness executable: {e}"))
+}
+
+/// Names the harness binary workers re-execute, for a test that judges
+/// through the library (its own executable has no worker subcommands).
+/// Before any worker starts; a later call changes nothing.
+pub fn use_worker_exe(path: &Path) {
+    let _ = EXE.set(Ok(path.to_path_buf()));
 }
 
 /// What a worker on this machine is confined by: a worker that loads
@@ -220,46 +217,115 @@ impl Drop for Scratch {
     }
 }
 
-pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&AtomicBool>) -> Result<Run> {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    use std::io::Write;
+/// How a worker process ended, and what it wrote: the one way every worker
+/// (the case worker, `__worker`, and the measuring worker, `__measure`) is
+/// started, fed, read and stopped.
+pub(crate) struct Ended {
+    /// Its stdout, the result channel, up to the cap it was given.
+    pub frames: Vec<u8>,
+    /// Its stderr, up to the cap it was given; `output_dropped` the rest.
+    pub output: Vec<u8>,
+    pub output_dropped: usize,
+    pub status: std::process::ExitStatus,
+    /// It ran past its wall-clock limit and was killed.
+    pub timed_out: bool,
+    /// `cancel` was set and it was killed.
+    pub cancelled: bool,
+    /// From the start to its exit.
+    pub wall: Duration,
+    /// From the start to the end of its output (its pipes closed).
+    pub elapsed: Duration,
+}
 
-    let limits = &target.limits;
-    // The worker enforces each case's limit; this backstop covers loading
-    // the library and the worker itself.
-    let limit = limits.case_timeout * (cases.len() as u32 + 1) + Duration::from_secs(1);
-    let cpu_seconds = limits.case_timeout.as_secs() + 2;
-    let scratch = Scratch::new()?;
-    let started = Instant::now();
+/// What to start: `harness <subcommand> <args…>`, and the request written
+/// to its stdin.
+pub(crate) struct Spawn<'a> {
+    pub subcommand: &'a str,
+    pub args: Vec<std::ffi::OsString>,
+    pub request: Vec<u8>,
+    /// Wall clock for the whole process.
+    pub limit: Duration,
+    pub cancel: Option<&'a AtomicBool>,
+    /// Stdout bytes kept; past them the worker is killed (the channel
+    /// parser refuses such a run anyway).
+    pub frames_cap: usize,
+    /// Stderr bytes kept; the rest is counted and dropped.
+    pub output_cap: usize,
+}
+
+/// A poll's timeout: until `deadline`, or [`CANCEL_POLL`] at most when
+/// `often`.
+fn until(deadline: Instant, now: Instant, often: bool) -> rustix::event::Timespec {
+    let mut wait = deadline.saturating_duration_since(now);
+    if often {
+        wait = wait.min(CANCEL_POLL);
+    }
+    rustix::event::Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos() as i64 }
+}
+
+/// The worker's command: its subcommand and arguments, a scratch folder
+/// for its cwd and TMPDIR, its three pipes, and confined at exec.
+fn worker_command(exe: &Path, spawn: &Spawn<'_>, scratch: &Path) -> Command {
     let mut cmd = Command::new(exe);
-    cmd.arg("__worker")
-        .arg(&target.lib)
-        .arg(format!("{:016x}", target.schema_hash))
-        .arg(limits.memory_bytes.to_string())
-        .arg(limits.stack_bytes.to_string())
-        .arg(cpu_seconds.to_string())
-        .arg(limits.case_timeout.as_millis().to_string())
-        .arg(limits.output_bytes.to_string())
-        .arg(if target.shared { "shared" } else { "fork" })
+    cmd.arg(spawn.subcommand)
+        .args(&spawn.args)
         .env("RUST_BACKTRACE", "0")
         .env("MALLOC_ARENA_MAX", "2")
-        .env("TMPDIR", &scratch.0)
-        .current_dir(&scratch.0)
+        .env("TMPDIR", scratch)
+        .current_dir(scratch)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     confine::before_exec(&mut cmd);
+    cmd
+}
+
+/// Writes the request to the worker's stdin: at once when it fits a pipe,
+/// else from a thread (joined by the caller), while its output is read.
+/// Dropping stdin closes it: the worker reads to the end.
+fn send_request(
+    stdin: Option<std::process::ChildStdin>,
+    request: Vec<u8>,
+) -> Result<Option<std::thread::JoinHandle<()>>> {
+    use std::io::Write;
+    Ok(match stdin {
+        // A request that fits a pipe is written at once; a larger one from
+        // a thread, while its output is read here.
+        Some(mut stdin) if request.len() <= 64 << 10 => {
+            let _ = stdin.write_all(&request);
+            None
+        }
+        Some(mut stdin) => Some(
+            std::thread::Builder::new()
+                .name("worker-request".into())
+                .spawn(move || {
+                    let _ = stdin.write_all(&request);
+                })
+                .context("cannot start a thread")?,
+        ),
+        None => None,
+    })
+}
+
+/// Starts a worker in a scratch folder of its own (its cwd, `TMPDIR`, its
+/// only writable place, removed afterwards), in a session of its own and
+/// confined by `confine::before_exec`; writes its request from a thread
+/// (so a worker that writes before it has read everything never blocks on
+/// a full pipe); reads its stdout and stderr with caps; and kills its
+/// process group at the limit, on cancel, or once it has ended: nothing it
+/// started outlives it.
+pub(crate) fn drive(exe: &Path, spawn: Spawn<'_>) -> Result<Ended> {
+    use rustix::event::{PollFd, PollFlags, poll};
+
+    let scratch = Scratch::new()?;
+    let started = Instant::now();
+    let mut cmd = worker_command(exe, &spawn, &scratch.0);
     let mut child = cmd.spawn().with_context(|| format!("cannot start a worker ({})", exe.display()))?;
     let pid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
     let kill = || {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     };
-
-    if let Some(mut stdin) = child.stdin.take() {
-        // The worker reads all of its request before it writes anything. A
-        // worker that died at once closes its end; that shows in its status.
-        let _ = stdin.write_all(&encode(cases));
-    }
+    let writer = send_request(child.stdin.take(), spawn.request)?;
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
     let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok();
@@ -272,6 +338,7 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&
     let mut cancelled = false;
     let mut ended_at: Option<Instant> = None;
     let mut worker_ended = false;
+    let limit = spawn.limit;
     loop {
         // With a pidfd, only look when it says the worker has ended.
         if status.is_none()
@@ -291,20 +358,16 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&
             kill();
             status = Some(child.wait().context("cannot wait for a worker")?);
             continue;
-        } else if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        } else if spawn.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             cancelled = true;
             kill();
             status = Some(child.wait().context("cannot wait for a worker")?);
             continue;
         }
-        let mut wait = match ended_at {
-            Some(at) => (at + PIPE_GRACE).saturating_duration_since(now),
-            None => (started + limit).saturating_duration_since(now),
-        };
-        if cancel.is_some() || (pidfd.is_none() && status.is_none()) {
-            wait = wait.min(CANCEL_POLL);
-        }
-        let timeout = Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos() as i64 };
+        // Without a pidfd, or with a cancel flag, look again every
+        // CANCEL_POLL.
+        let often = spawn.cancel.is_some() || (pidfd.is_none() && status.is_none());
+        let timeout = until(ended_at.map_or(started + limit, |at| at + PIPE_GRACE), now, often);
         let (mut which, mut fds) = (Vec::with_capacity(3), Vec::with_capacity(3));
         if out_open {
             which.push(0);
@@ -326,23 +389,58 @@ pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&
             match i {
                 0 => {
                     out_open = read_into(&stdout, &mut frames, &mut 0, usize::MAX);
-                    // More than a run may carry: the parser refuses it; no
+                    // More than a run may carry: its reader refuses it; no
                     // need to read (or keep) the rest.
-                    if frames.len() > channel::MAX_RUN_BYTES + 5 {
+                    if frames.len() > spawn.frames_cap {
                         kill();
                         out_open = false;
                     }
                 }
-                1 => err_open = read_into(&stderr, &mut output, &mut output_dropped, limits.output_bytes),
+                1 => err_open = read_into(&stderr, &mut output, &mut output_dropped, spawn.output_cap),
                 _ => worker_ended = true,
             }
         }
     }
+    let wall = ended_at.map_or_else(|| started.elapsed(), |at| at.duration_since(started));
     // Nothing the worker started outlives the run.
     kill();
     let status = status.expect("the loop ends with a status");
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
     let elapsed = started.elapsed();
     drop(scratch);
+    Ok(Ended { frames, output, output_dropped, status, timed_out, cancelled, wall, elapsed })
+}
+
+pub fn run_with(exe: &Path, target: &Target, cases: &[&[Call]], cancel: Option<&AtomicBool>) -> Result<Run> {
+    let limits = &target.limits;
+    // The worker enforces each case's limit; this backstop covers loading
+    // the library and the worker itself.
+    let limit = limits.case_timeout * (cases.len() as u32 + 1) + Duration::from_secs(1);
+    let cpu_seconds = limits.case_timeout.as_secs() + 2;
+    let args: Vec<std::ffi::OsString> = vec![
+        target.lib.clone().into(),
+        format!("{:016x}", target.schema_hash).into(),
+        limits.memory_bytes.to_string().into(),
+        limits.stack_bytes.to_string().into(),
+        cpu_seconds.to_string().into(),
+        limits.case_timeout.as_millis().to_string().into(),
+        limits.output_bytes.to_string().into(),
+        (if target.shared { "shared" } else { "fork" }).into(),
+    ];
+    let Ended { frames, output, output_dropped, status, timed_out, cancelled, elapsed, .. } = drive(
+        exe,
+        Spawn {
+            subcommand: "__worker",
+            args,
+            request: encode(cases),
+            limit,
+            cancel,
+            frames_cap: channel::MAX_RUN_BYTES + 5,
+            output_cap: limits.output_bytes,
+        },
+    )?;
 
     let shape: Vec<usize> = cases.iter().map(|c| c.len()).collect();
     let stream = channel::read(&frames[..], &shape, || {});

@@ -22,16 +22,12 @@
 //! at the same size is stopped, so a quadratic solution is judged in about
 //! a second.
 
-use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use harness_contract::wire::{self, Outcome};
 use serde::Serialize;
-use wait_timeout::ChildExt;
 
 use crate::judge::channel::frame;
 use crate::judge::measure::{self, Stats};
@@ -110,11 +106,6 @@ pub struct ScaleResult {
 impl ScaleResult {
     pub fn passed(&self) -> bool {
         self.verdict == Verdict::Pass
-    }
-
-    /// A line for a list: `cost: get_at is O(log w) ✓`.
-    pub fn summary(&self) -> String {
-        format!("cost: {} — {}", self.name, self.says)
     }
 }
 
@@ -238,11 +229,6 @@ fn check_key(check: &ScaleCheck) -> u64 {
     h.finish()
 }
 
-/// The smallest and the largest size: the two the decision compares.
-fn ends(check: &ScaleCheck) -> [u64; 2] {
-    [check.sizes[0], check.sizes[check.sizes.len() - 1]]
-}
-
 /// Expanded and encoded requests for one size, shared by both libraries.
 struct Requests {
     setup: Vec<Vec<u8>>,
@@ -324,37 +310,76 @@ pub fn quick_check(
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(None);
         }
-        let req = curves.requests(check, sig, n)?;
-        let key = (check_key(check), n);
-        let (r, r_wall) = match curves.point(key) {
-            Some(p) => p,
-            None => match measure_one(reference, &req, REFERENCE_LIMIT)? {
-                Measured::Stats(s, wall) => {
-                    let p = (cost(check.kind, &s, req.per_batch), wall);
-                    curves.keep_point(key, p);
-                    p
-                }
-                // The full measurement names what is wrong.
-                _ => return Ok(None),
-            },
-        };
-        let limit = r_wall * QUICK_TIME_FACTOR + QUICK_SLACK;
-        match measure_one(candidate, &req, limit)? {
-            Measured::Stats(s, _) => {
-                points.push(Point { n, yours: Some(cost(check.kind, &s, req.per_batch)), reference: r })
-            }
-            _ => return Ok(None),
+        match quick_point(check, sig, reference, candidate, curves, n)? {
+            Some(p) => points.push(p),
+            None => return Ok(None),
         }
     }
+    Ok(quick_decide(check, points, started.elapsed()))
+}
+
+/// One end of a quick pass, the part that can run beside others: the
+/// candidate measured at `n` (one of [`ends`]), against the reference's
+/// kept point there (measured and kept first when it is not known).
+/// `None` when the candidate did not finish within its quick limit or
+/// failed: the full measurement names what is wrong.
+pub fn quick_point(
+    check: &ScaleCheck,
+    sig: &Signature,
+    reference: &Target,
+    candidate: &Target,
+    curves: &Curves,
+    n: u64,
+) -> Result<Option<Point>> {
+    let req = curves.requests(check, sig, n)?;
+    let key = (check_key(check), n);
+    let (r, r_wall) = match curves.point(key) {
+        Some(p) => p,
+        None => match measure_one(reference, &req, REFERENCE_LIMIT)? {
+            Measured::Stats(s, wall) => {
+                let p = (cost(check.kind, &s, req.per_batch), wall);
+                curves.keep_point(key, p);
+                p
+            }
+            _ => return Ok(None),
+        },
+    };
+    let limit = r_wall * QUICK_TIME_FACTOR + QUICK_SLACK;
+    Ok(match measure_one(candidate, &req, limit)? {
+        Measured::Stats(s, _) => Some(Point { n, yours: Some(cost(check.kind, &s, req.per_batch)), reference: r }),
+        _ => None,
+    })
+}
+
+/// The two ends' points of a quick pass decide a pass, well inside the
+/// limit, or nothing (`None`: the full measurement decides).
+pub fn quick_decide(check: &ScaleCheck, points: Vec<Point>, elapsed: Duration) -> Option<ScaleResult> {
     let limit = match check.kind {
         Kind::Time => TIME_LIMIT_RATIO * QUICK_MARGIN,
         // Heap counts are exact, the kept curve's as much as a new one's.
         Kind::Memory => MEMORY_LIMIT_RATIO,
     };
-    if !relative(check.kind, &points).is_some_and(|r| r <= limit) {
-        return Ok(None);
+    if points.len() != 2 || !relative(check.kind, &points).is_some_and(|r| r <= limit) {
+        return None;
     }
-    Ok(Some(scale_result(check, Verdict::Pass, message(check, &points, false), points, started)))
+    let mut result = scale_result(check, Verdict::Pass, message(check, &points, false), points, Instant::now());
+    result.elapsed_ms = elapsed.as_millis() as u64;
+    Some(result)
+}
+
+/// What a quick pass's end at `n` is expected to cost, to start the
+/// longest first: the reference's kept wall time there, or, when it is not
+/// known yet (the reference is measured too), more than any known one.
+pub fn quick_estimate(check: &ScaleCheck, curves: &Curves, n: u64) -> Duration {
+    match curves.point((check_key(check), n)) {
+        Some((_, wall)) => wall,
+        None => REFERENCE_LIMIT + Duration::from_micros(n),
+    }
+}
+
+/// The smallest and the largest size: the two a quick pass compares.
+pub fn ends(check: &ScaleCheck) -> [u64; 2] {
+    [check.sizes[0], check.sizes[check.sizes.len() - 1]]
 }
 
 /// [`judge_check`]'s full measurement alone ([`run_check_cancellable`],
@@ -413,19 +438,7 @@ fn run_check_with(
             Some(c) => c.requests(check, sig, n)?,
             None => std::sync::Arc::new(requests(check, sig, n)?),
         };
-        let (r, r_wall) = match measure_one(reference, &req, REFERENCE_LIMIT)? {
-            Measured::Stats(s, wall) => {
-                let point = (cost(check.kind, &s, req.per_batch), wall);
-                if let Some(c) = curves {
-                    c.keep_point((check_key(check), n), point);
-                }
-                point
-            }
-            Measured::Stopped(_) => {
-                bail!("the reference took over {REFERENCE_LIMIT:?} in scale check `{}` at n = {n}", check.name)
-            }
-            Measured::Failed(v, m) => bail!("the reference failed scale check `{}` at n = {n}: {v}: {m}", check.name),
-        };
+        let (r, r_wall) = reference_point(check, reference, &req, n, curves)?;
         let limit = (r_wall * CANDIDATE_TIME_FACTOR).max(MIN_CANDIDATE_LIMIT);
         match measure_one(candidate, &req, limit)? {
             Measured::Stats(s, _) => {
@@ -464,38 +477,88 @@ fn run_check_with(
             return Ok(Some(result(Verdict::from_kind(check.kind), message, points)));
         }
     }
-    let mut rel = relative(check.kind, &points).unwrap_or(1.0);
+    let first = relative(check.kind, &points).unwrap_or(1.0);
     let limit = match check.kind {
         Kind::Time => TIME_LIMIT_RATIO,
         Kind::Memory => MEMORY_LIMIT_RATIO,
     };
+    // A time failure is confirmed at both ends first; the lower figure
+    // decides.
+    let mut rel = first;
     if rel > limit && rel < TIME_FAR_RATIO * 2.0 && check.kind == Kind::Time {
-        // Confirm at both ends before failing anyone: interleaved again.
-        let mut again = Vec::new();
-        for (req, p) in [(&per_size[0], &points[0]), (&per_size[per_size.len() - 1], &points[points.len() - 1])] {
-            if cancelled() {
-                return Ok(None);
+        let Some(again) = confirm(check, reference, candidate, &per_size, &points, &cancelled)? else {
+            return Ok(None);
+        };
+        rel = rel.min(again);
+    }
+    let mut message = message(check, &points, false);
+    if first > limit && rel <= limit {
+        // The second run decided: say so, or the message would show the
+        // first run's growth on a pass.
+        message.push_str(&format!(
+            "; measured again at both ends: ×{} the reference's growth, within the ×{limit} limit",
+            times_text(rel)
+        ));
+    }
+    let verdict = if rel > limit { Verdict::from_kind(check.kind) } else { Verdict::Pass };
+    Ok(Some(result(verdict, message, points)))
+}
+
+/// The reference's cost at `n` and its wall time, kept in `curves` for
+/// the session's quick passes. The reference failing is the problem's
+/// bug, an error.
+fn reference_point(
+    check: &ScaleCheck,
+    reference: &Target,
+    req: &Requests,
+    n: u64,
+    curves: Option<&Curves>,
+) -> Result<(f64, Duration)> {
+    match measure_one(reference, req, REFERENCE_LIMIT)? {
+        Measured::Stats(s, wall) => {
+            let point = (cost(check.kind, &s, req.per_batch), wall);
+            if let Some(c) = curves {
+                c.keep_point((check_key(check), n), point);
             }
-            let Measured::Stats(rs, r_wall) = measure_one(reference, req, REFERENCE_LIMIT)? else {
-                bail!("the reference failed scale check `{}` on a second run", check.name)
-            };
-            let limit = (r_wall * CANDIDATE_TIME_FACTOR).max(MIN_CANDIDATE_LIMIT);
-            let yours = match measure_one(candidate, req, limit)? {
-                Measured::Stats(cs, _) => Some(cost(check.kind, &cs, req.per_batch)),
-                _ => None,
-            };
-            again.push(Point { n: p.n, yours, reference: cost(check.kind, &rs, req.per_batch) });
+            Ok(point)
         }
-        if again.iter().all(|p| p.yours.is_some()) {
-            rel = rel.min(relative(check.kind, &again).unwrap_or(rel));
+        Measured::Stopped(_) => {
+            bail!("the reference took over {REFERENCE_LIMIT:?} in scale check `{}` at n = {n}", check.name)
         }
+        Measured::Failed(v, m) => bail!("the reference failed scale check `{}` at n = {n}: {v}: {m}", check.name),
     }
-    if rel > limit {
-        let message = message(check, &points, false);
-        return Ok(Some(result(Verdict::from_kind(check.kind), message, points)));
+}
+
+/// A time failure's confirmation: both ends measured again, interleaved,
+/// the reference alongside. The growth relative to the reference's (or
+/// infinity when the candidate did not finish), `None` when cancelled.
+fn confirm(
+    check: &ScaleCheck,
+    reference: &Target,
+    candidate: &Target,
+    per_size: &[std::sync::Arc<Requests>],
+    points: &[Point],
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Option<f64>> {
+    let mut again = Vec::new();
+    for (req, p) in [(&per_size[0], &points[0]), (&per_size[per_size.len() - 1], &points[points.len() - 1])] {
+        if cancelled() {
+            return Ok(None);
+        }
+        let Measured::Stats(rs, r_wall) = measure_one(reference, req, REFERENCE_LIMIT)? else {
+            bail!("the reference failed scale check `{}` on a second run", check.name)
+        };
+        let limit = (r_wall * CANDIDATE_TIME_FACTOR).max(MIN_CANDIDATE_LIMIT);
+        let Measured::Stats(cs, _) = measure_one(candidate, req, limit)? else {
+            return Ok(Some(f64::INFINITY));
+        };
+        again.push(Point {
+            n: p.n,
+            yours: Some(cost(check.kind, &cs, req.per_batch)),
+            reference: cost(check.kind, &rs, req.per_batch),
+        });
     }
-    let message = message(check, &points, false);
-    Ok(Some(result(Verdict::Pass, message, points)))
+    Ok(Some(relative(check.kind, &again).unwrap_or(f64::INFINITY)))
 }
 
 /// A check's result from its measured points.
@@ -653,116 +716,51 @@ pub fn bytes_text(b: f64) -> String {
 
 /// Spawns `harness __measure` on one library and one size.
 fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measured> {
-    static EXE: std::sync::OnceLock<std::io::Result<PathBuf>> = std::sync::OnceLock::new();
-    // Tests that call the judge as a library name the binary to re-execute.
-    let exe = EXE
-        .get_or_init(|| match std::env::var_os("HARNESS_WORKER_EXE") {
-            Some(exe) => Ok(PathBuf::from(exe)),
-            None => std::env::current_exe(),
-        })
-        .as_ref()
-        .map_err(|e| anyhow!("cannot find the harness executable: {e}"))?;
-    let scratch = crate::judge::sandbox::Scratch::new()?;
-    let started = Instant::now();
-    let mut cmd = Command::new(exe);
-    cmd.arg("__measure")
-        .arg(&target.lib)
-        .arg(format!("{:016x}", target.schema_hash))
-        .arg(target.limits.memory_bytes.to_string())
-        .arg(target.limits.stack_bytes.to_string())
-        .arg((limit.as_secs() + 2).to_string())
-        .env("RUST_BACKTRACE", "0")
-        .env("MALLOC_ARENA_MAX", "2")
-        // Its only writable folder, under Landlock.
-        .env("TMPDIR", &scratch.0)
-        .current_dir(&scratch.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // A session of its own (no terminal, its group killed whole) and death
-    // with the harness, as for the judging worker; the worker confines
-    // itself further (`measure::main`).
-    crate::judge::confine::before_exec(&mut cmd);
-    let mut child = cmd.spawn().with_context(|| format!("cannot start a measuring worker ({})", exe.display()))?;
-    let pgid = rustix::process::Pid::from_raw(child.id() as i32).context("a worker without a pid")?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let frames = std::thread::Builder::new()
-        .name("measure-frames".into())
-        .spawn(move || {
-            // Bounded: a candidate may write anything into the channel. The
-            // rest is drained unread so the writer never blocks.
-            let mut buf = Vec::new();
-            let _ = (&mut stdout).take(1 << 20).read_to_end(&mut buf);
-            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-            buf
-        })
-        .context("cannot start a thread")?;
-    let mut stderr = child.stderr.take().expect("piped");
-    let output = std::thread::Builder::new()
-        .name("measure-output".into())
-        .spawn(move || {
-            let mut kept = Vec::new();
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = stderr.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                let room = (16 * 1024usize).saturating_sub(kept.len()).min(n);
-                kept.extend_from_slice(&chunk[..room]);
-            }
-            kept
-        })
-        .context("cannot start a thread")?;
-    let body = measure::encode_request(&req.setup, &req.batches);
-    let writer = child.stdin.take().map(|mut stdin| {
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&body);
-        })
-    });
-    let status = child.wait_timeout(limit).context("cannot wait for a measuring worker")?;
-    let wall = started.elapsed();
-    let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-    let status = match status {
-        Some(s) => Some(s),
-        None => {
-            let _ = child.wait();
-            None
-        }
-    };
-    if let Some(w) = writer {
-        let _ = w.join();
-    }
-    let data = frames.join().unwrap_or_default();
-    let output = String::from_utf8_lossy(&output.join().unwrap_or_default()).into_owned();
-    drop(scratch);
+    let ended = crate::judge::sandbox::drive(
+        crate::judge::sandbox::exe()?,
+        crate::judge::sandbox::Spawn {
+            subcommand: "__measure",
+            args: vec![
+                target.lib.clone().into(),
+                format!("{:016x}", target.schema_hash).into(),
+                target.limits.memory_bytes.to_string().into(),
+                target.limits.stack_bytes.to_string().into(),
+                (limit.as_secs() + 2).to_string().into(),
+            ],
+            request: measure::encode_request(&req.setup, &req.batches),
+            limit,
+            cancel: None,
+            // A handful of small frames; more is a candidate writing.
+            frames_cap: 1 << 20,
+            output_cap: 16 << 10,
+        },
+    )?;
+    let wall = ended.wall;
+    let output = String::from_utf8_lossy(&ended.output).into_owned();
 
     // The candidate runs in the writing process: the frames are hostile
-    // input. The one order a measuring worker writes is `H`, then `S` and
+    // input. The one order a measuring worker writes is `H`, then `T` and
     // `Z`, or one `F`; or a single `L`. Anything else is tampering.
     let tampered =
         |why: &str| Ok(Measured::Failed(Verdict::Tampered, format!("the result channel was written to: {why}")));
-    let mut frames = Vec::new();
-    let mut rest = &data[..];
-    while rest.len() >= 5 {
-        let len = u32::from_le_bytes(rest[..4].try_into().unwrap()) as usize;
-        if len == 0 || rest.len() < 4 + len {
-            return tampered("a frame cut short or garbled");
+    let frames = match crate::judge::channel::split(&ended.frames) {
+        Ok(frames) => frames,
+        Err(crate::judge::channel::Broken::Tampered(why) | crate::judge::channel::Broken::TooLarge(why)) => {
+            return tampered(&why);
         }
-        frames.push((rest[4], &rest[5..4 + len]));
-        rest = &rest[4 + len..];
-    }
+    };
     match frames.as_slice() {
         [] => {}
         [(frame::LOAD_ERROR, body)] => {
             return Ok(Measured::Failed(Verdict::Crash, String::from_utf8_lossy(body).into_owned()));
         }
-        [(frame::HELLO, _), (measure::tag::STATS, body), (frame::DONE, _)] => {
+        [(frame::HELLO, _), (frame::STATS, body), (frame::DONE, _)] => {
             return match Stats::decode(body) {
                 Ok(stats) => Ok(Measured::Stats(stats, wall)),
                 Err(e) => tampered(&format!("garbled measurements ({e})")),
             };
         }
-        [(frame::HELLO, _), (measure::tag::FAILED, body)] if body.len() >= 4 => {
+        [(frame::HELLO, _), (frame::FAILED, body)] if body.len() >= 4 => {
             let index = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
             let call = req.calls.get(index).map(|c| c.to_string()).unwrap_or_default();
             let Ok(outcome) = wire::decode_outcome(&mut wire::Reader::new(&body[4..])) else {
@@ -783,15 +781,16 @@ fn measure_one(target: &Target, req: &Requests, limit: Duration) -> Result<Measu
             });
         }
         // A worker stopped or killed part way: judged by how it ended.
-        [(frame::HELLO, _)] | [(frame::HELLO, _), (measure::tag::STATS, _)] => {}
+        [(frame::HELLO, _)] | [(frame::HELLO, _), (frame::STATS, _)] => {}
         _ => return tampered("frames out of order"),
     }
-    if status.is_some_and(|s| s.code() == Some(crate::judge::channel::LOST_EXIT)) {
+    if ended.timed_out {
+        return Ok(Measured::Stopped(wall));
+    }
+    let status = ended.status;
+    if status.code() == Some(crate::judge::channel::LOST_EXIT) {
         return tampered("the channel was closed or replaced");
     }
-    let Some(status) = status else {
-        return Ok(Measured::Stopped(wall));
-    };
     Ok(Measured::Failed(
         match status.signal() {
             Some(6) if output.contains("has overflowed its stack") => Verdict::StackOverflow,
@@ -827,6 +826,35 @@ mod tests {
         // Memory: a floor keeps tiny baselines from inflating the ratio.
         let tiny = pts(&[(1000, 0.0, 0.0), (64000, 400.0, 0.0)]);
         assert!(relative(Kind::Memory, &tiny).unwrap() < 1.2);
+    }
+
+    fn time_check() -> ScaleCheck {
+        crate::problem::scale::RawScale::validate(
+            &toml::from_str(
+                "name = 'ping'\nkind = 'time'\nclaim = '1'\nsays = 'O(1)'\n\
+                 sizes = [1000, 8000, 64000]\nsetup = 'new()'\nmeasure = 'repeat 2 { ping() }'",
+            )
+            .unwrap(),
+            &Signature::parse_for_tests(&[], &[("ping", "", "unit")], &[]),
+            1,
+            &Default::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_quick_pass_only_passes_well_inside_the_limit() {
+        let check = time_check();
+        assert_eq!(ends(&check), [1000, 64000]);
+        let now = Duration::ZERO;
+        // ×3 against the reference: a pass, on the two ends.
+        let pass = quick_decide(&check, pts(&[(1000, 10.0, 10.0), (64000, 30.0, 10.0)]), now).unwrap();
+        assert_eq!(pass.verdict, Verdict::Pass);
+        assert_eq!(pass.points.len(), 2);
+        // ×4.5: under the limit (×5) but over the quick margin: undecided.
+        assert!(quick_decide(&check, pts(&[(1000, 10.0, 10.0), (64000, 45.0, 10.0)]), now).is_none());
+        // One end only (the other was stopped or failed): undecided.
+        assert!(quick_decide(&check, pts(&[(1000, 10.0, 10.0)]), now).is_none());
     }
 
     #[test]

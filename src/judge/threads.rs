@@ -357,6 +357,136 @@ type ThreadCalls = (usize, Vec<Record>);
 /// [`FINISHED`] done.
 const FINISHED: usize = usize::MAX;
 
+/// What the threads of a case share: the barrier they start behind, how
+/// many have arrived, each one's progress, the case's clock and the
+/// library's entry points.
+struct Crew {
+    barrier: Barrier,
+    arrived: AtomicUsize,
+    progress: Vec<AtomicUsize>,
+    threads: usize,
+    started: Instant,
+    shared: Option<CallFn>,
+    free: FreeFn,
+}
+
+/// One thread of a case, for every run: waits for the run's session, starts
+/// with the others, makes its script's calls, and sends back their records.
+fn thread_runs(
+    t: usize,
+    script: &[Vec<u8>],
+    crew: &Crew,
+    rng: &mut Rng,
+    start_rx: &mpsc::Receiver<(usize, usize)>,
+    tx: &mpsc::Sender<ThreadCalls>,
+) {
+    // How long this thread's script took last run: offsets are
+    // drawn within half of it, so that the threads' calls still
+    // overlap (offsets counted in spins, ~30 ns each, ran past
+    // a whole script and put the threads one after another).
+    let mut script_ns: u64 = 20_000;
+    while let Ok((run, session)) = start_rx.recv() {
+        let mut records = Vec::with_capacity(script.len());
+        // No offset in half the runs: the calls collide head
+        // on; otherwise up to half a script's time.
+        let offset = if run % 2 == 0 { 0 } else { rng.below((script_ns / 2).max(200)) };
+        // A barrier wakes its waiters one by one, tens of
+        // microseconds apart: longer than a whole script. So
+        // each thread then spins until every thread is running
+        // (for at most 300 µs), and they start within a
+        // few hundred nanoseconds of each other.
+        crew.barrier.wait();
+        crew.arrived.fetch_add(1, Ordering::AcqRel);
+        let spin_until = Instant::now() + Duration::from_micros(300);
+        while crew.arrived.load(Ordering::Acquire) < crew.threads && Instant::now() < spin_until {
+            std::hint::spin_loop();
+        }
+        let go = Instant::now() + Duration::from_nanos(offset);
+        while Instant::now() < go {
+            std::hint::spin_loop();
+        }
+        // Yields only in a quarter of the runs, and rarely: on a
+        // busy machine a yield hands the core to another
+        // process for a whole time slice, which costs more
+        // than a hundred runs and separates the threads.
+        let yields = run % 4 == 3;
+        for (index, req) in script.iter().enumerate() {
+            if yields && rng.below(16) == 0 {
+                std::thread::yield_now();
+            }
+            crew.progress[t].store(index + 1, Ordering::Release);
+            let invoked = crew.started.elapsed().as_nanos() as u64;
+            let outcome = match crew.shared {
+                // SAFETY: the library's entry points; the shared
+                // entry point allows overlapping calls.
+                Some(shared) => unsafe { call_once(shared, crew.free, session, req) },
+                None => Outcome::NotImplemented { op: String::new() },
+            };
+            let returned = crew.started.elapsed().as_nanos() as u64;
+            let stop = !matches!(outcome, Outcome::Returned(_));
+            records.push(Record { run, thread: Some(t), index, invoked, returned, outcome });
+            if stop {
+                break;
+            }
+        }
+        if let (Some(first), Some(last)) = (records.first(), records.last()) {
+            script_ns = last.returned.saturating_sub(first.invoked).max(1);
+        }
+        crew.progress[t].store(FINISHED, Ordering::Release);
+        if tx.send((t, records)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts the case's threads, each waiting for its first run; a sender
+/// per thread hands it each run's session. `None` when a thread could not
+/// be started (those that were end when the senders drop).
+fn start_threads(
+    plan: &Wired<'_>,
+    crew: &Arc<Crew>,
+    tx: &mpsc::Sender<ThreadCalls>,
+) -> Option<Vec<mpsc::Sender<(usize, usize)>>> {
+    let mut starts = Vec::with_capacity(plan.threads.len());
+    for (t, script) in plan.threads.iter().enumerate() {
+        let script: Vec<Vec<u8>> = script.iter().map(|c| c.to_vec()).collect();
+        let (crew, tx) = (crew.clone(), tx.clone());
+        let (start_tx, start_rx) = mpsc::channel::<(usize, usize)>();
+        let mut rng = Rng::new(plan.seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        std::thread::Builder::new()
+            .name(format!("thread {}", t + 1))
+            .stack_size(THREAD_STACK)
+            .spawn(move || thread_runs(t, &script, &crew, &mut rng, &start_rx, &tx))
+            .ok()?;
+        starts.push(start_tx);
+    }
+    Some(starts)
+}
+
+/// A run's setup calls, on the main thread, recorded; `false` when one
+/// did not return (the run ends there).
+fn setup(
+    entry: &Entry,
+    calls: &[&[u8]],
+    session: usize,
+    run: usize,
+    started: Instant,
+    records: &mut Vec<Record>,
+) -> bool {
+    for (index, req) in calls.iter().enumerate() {
+        let invoked = started.elapsed().as_nanos() as u64;
+        // SAFETY: the library's own entry points, a live session.
+        let outcome = unsafe { call_once(entry.call, entry.free, session, req) };
+        let returned = started.elapsed().as_nanos() as u64;
+        let failed = !matches!(outcome, Outcome::Returned(_));
+        records.push(Record { run, thread: None, index, invoked, returned, outcome });
+        if failed {
+            return false;
+        }
+    }
+    true
+}
+
 /// Runs a concurrent case (the calls start with the marker) and emits its
 /// history and the case end. Returns `false` when a run never finished:
 /// its threads may still hold the instance, so the caller must not close
@@ -378,89 +508,27 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
     let mut history = History::default();
     let started = Instant::now();
     let deadline = started + plan.budget;
-    let (call, free) = (entry.call, entry.free);
+    let free = entry.free;
     let shared = entry.call_shared;
     // The threads live for the whole case (a thread start costs more than
     // a run's calls); each run, the main thread hands each of them the
     // fresh session, and they start behind a barrier.
     let threads = plan.threads.len();
-    let barrier = Arc::new(Barrier::new(threads));
-    let arrived = Arc::new(AtomicUsize::new(0));
-    let progress: Arc<Vec<AtomicUsize>> = Arc::new((0..threads).map(|_| AtomicUsize::new(0)).collect());
+    let crew = Arc::new(Crew {
+        barrier: Barrier::new(threads),
+        arrived: AtomicUsize::new(0),
+        progress: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
+        threads,
+        started,
+        shared,
+        free,
+    });
     let (tx, rx) = mpsc::channel::<ThreadCalls>();
-    let mut starts = Vec::with_capacity(threads);
-    for (t, script) in plan.threads.iter().enumerate() {
-        let script: Vec<Vec<u8>> = script.iter().map(|c| c.to_vec()).collect();
-        let (barrier, progress, tx, arrived) = (barrier.clone(), progress.clone(), tx.clone(), arrived.clone());
-        let (start_tx, start_rx) = mpsc::channel::<(usize, usize)>();
-        let mut rng = Rng::new(plan.seed ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let spawned =
-            std::thread::Builder::new().name(format!("thread {}", t + 1)).stack_size(THREAD_STACK).spawn(move || {
-                // How long this thread's script took last run: offsets are
-                // drawn within half of it, so that the threads' calls still
-                // overlap (offsets counted in spins, ~30 ns each, ran past
-                // a whole script and put the threads one after another).
-                let mut script_ns: u64 = 20_000;
-                while let Ok((run, session)) = start_rx.recv() {
-                    let mut records = Vec::with_capacity(script.len());
-                    // No offset in half the runs: the calls collide head
-                    // on; otherwise up to half a script's time.
-                    let offset = if run % 2 == 0 { 0 } else { rng.below((script_ns / 2).max(200)) };
-                    // A barrier wakes its waiters one by one, tens of
-                    // microseconds apart: longer than a whole script. So
-                    // each thread then spins until every thread is running
-                    // (for at most 300 µs), and they start within a
-                    // few hundred nanoseconds of each other.
-                    barrier.wait();
-                    arrived.fetch_add(1, Ordering::AcqRel);
-                    let spin_until = Instant::now() + Duration::from_micros(300);
-                    while arrived.load(Ordering::Acquire) < threads && Instant::now() < spin_until {
-                        std::hint::spin_loop();
-                    }
-                    let go = Instant::now() + Duration::from_nanos(offset);
-                    while Instant::now() < go {
-                        std::hint::spin_loop();
-                    }
-                    // Yields only in a quarter of the runs, and rarely: on a
-                    // busy machine a yield hands the core to another
-                    // process for a whole time slice, which costs more
-                    // than a hundred runs and separates the threads.
-                    let yields = run % 4 == 3;
-                    for (index, req) in script.iter().enumerate() {
-                        if yields && rng.below(16) == 0 {
-                            std::thread::yield_now();
-                        }
-                        progress[t].store(index + 1, Ordering::Release);
-                        let invoked = started.elapsed().as_nanos() as u64;
-                        let outcome = match shared {
-                            // SAFETY: the library's entry points; the shared
-                            // entry point allows overlapping calls.
-                            Some(shared) => unsafe { call_once(shared, free, session, req) },
-                            None => Outcome::NotImplemented { op: String::new() },
-                        };
-                        let returned = started.elapsed().as_nanos() as u64;
-                        let stop = !matches!(outcome, Outcome::Returned(_));
-                        records.push(Record { run, thread: Some(t), index, invoked, returned, outcome });
-                        if stop {
-                            break;
-                        }
-                    }
-                    if let (Some(first), Some(last)) = (records.first(), records.last()) {
-                        script_ns = last.returned.saturating_sub(first.invoked).max(1);
-                    }
-                    progress[t].store(FINISHED, Ordering::Release);
-                    if tx.send((t, records)).is_err() {
-                        return;
-                    }
-                }
-            });
-        if spawned.is_err() {
-            // No thread, no run: nothing ran, which judges nothing.
-            finish(&history);
-            return true;
-        }
-        starts.push(start_tx);
-    }
+    let Some(starts) = start_threads(&plan, &crew, &tx) else {
+        // No thread, no run: nothing ran, which judges nothing.
+        finish(&history);
+        return true;
+    };
     drop(tx);
     for run in 0..plan.runs {
         // Half the budget spent: stop starting runs (fewer runs can miss a
@@ -470,25 +538,14 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
         }
         // SAFETY: `harness_open` takes nothing and returns a session.
         let session = unsafe { (entry.open)() } as usize;
-        let mut failed = false;
-        for (index, req) in plan.setup.iter().enumerate() {
-            let invoked = started.elapsed().as_nanos() as u64;
-            // SAFETY: the library's own entry points, a live session.
-            let outcome = unsafe { call_once(call, free, session, req) };
-            let returned = started.elapsed().as_nanos() as u64;
-            failed = !matches!(outcome, Outcome::Returned(_));
-            history.records.push(Record { run, thread: None, index, invoked, returned, outcome });
-            if failed {
-                break;
-            }
-        }
+        let mut failed = !setup(entry, plan.setup, session, run, started, &mut history.records);
         if failed {
             // SAFETY: the session is closed once; nothing else uses it.
             unsafe { (entry.close)(session as *mut std::ffi::c_void) };
             break;
         }
-        arrived.store(0, Ordering::Release);
-        for p in progress.iter() {
+        crew.arrived.store(0, Ordering::Release);
+        for p in crew.progress.iter() {
             p.store(0, Ordering::Release);
         }
         for s in &starts {
@@ -504,7 +561,8 @@ pub fn run(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + Se
                     got += 1;
                 }
                 Err(_) => {
-                    let calls = progress
+                    let calls = crew
+                        .progress
                         .iter()
                         .map(|p| match p.load(Ordering::Acquire) {
                             FINISHED => None,

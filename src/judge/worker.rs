@@ -151,7 +151,7 @@ fn run(args: &WorkerArgs<'_>, role: &Role, request: &[u8], proto: &mut File, sup
     let entry = &loaded.entry;
     send(proto, frame::HELLO, &[]);
 
-    let Ok(cases) = parse_request(request) else {
+    let Ok(cases) = crate::judge::channel::decode_lists(request) else {
         return send(proto, frame::LOAD_ERROR, b"malformed request from the harness");
     };
     if !args.fork_per_case {
@@ -347,20 +347,8 @@ fn run_case(
     };
     let elapsed = started.elapsed();
     confine::kill_the_rest(role);
-    // Whatever the case wrote before it ended; a process that escaped the
-    // namespace-less fallback may hold the pipe, so stop after a moment.
-    let grace = Instant::now() + OUTPUT_GRACE;
-    while pipe_open {
-        let left = grace.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        let timeout = rustix::event::Timespec { tv_sec: 0, tv_nsec: left.as_nanos() as i64 };
-        let mut fds = [PollFd::new(&read, PollFlags::IN)];
-        if poll(&mut fds, Some(&timeout)).unwrap_or(0) == 0 {
-            break;
-        }
-        pipe_open = crate::judge::sandbox::read_into(&read, &mut output, &mut dropped, args.output_bytes);
+    if pipe_open {
+        drain(&read, &mut output, &mut dropped, args.output_bytes);
     }
     let end = if timed_out {
         CaseExit { kind: b't', value: 0, elapsed, refused }
@@ -370,6 +358,28 @@ fn run_case(
         CaseExit { kind: b'x', value: status.exit_status().unwrap_or(-1), elapsed, refused }
     };
     Ok((output, dropped, end))
+}
+
+/// Whatever a case wrote before it ended; a process that escaped the
+/// namespace-less fallback may hold the pipe, so stop after
+/// [`OUTPUT_GRACE`].
+fn drain(read: &std::os::fd::OwnedFd, output: &mut Vec<u8>, dropped: &mut usize, cap: usize) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let grace = Instant::now() + OUTPUT_GRACE;
+    loop {
+        let left = grace.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let timeout = rustix::event::Timespec { tv_sec: 0, tv_nsec: left.as_nanos() as i64 };
+        let mut fds = [PollFd::new(read, PollFlags::IN)];
+        if poll(&mut fds, Some(&timeout)).unwrap_or(0) == 0 {
+            break;
+        }
+        if !crate::judge::sandbox::read_into(read, output, dropped, cap) {
+            break;
+        }
+    }
 }
 
 /// The frames of the case in progress, in memory the worker shares with
@@ -521,21 +531,6 @@ fn run_calls(entry: &Entry, calls: &[&[u8]], emit: &mut (dyn FnMut(u8, &[u8]) + 
     // SAFETY: `session` came from `harness_open` and is closed once.
     unsafe { (entry.close)(session) };
     emit(frame::CASE_END, &[]);
-}
-
-/// Splits a request into cases, each a list of encoded calls.
-fn parse_request(request: &[u8]) -> Result<Vec<Vec<&[u8]>>, String> {
-    let mut r = harness_contract::wire::Reader::new(request);
-    let mut cases = Vec::new();
-    for _ in 0..r.u32()? {
-        let mut calls = Vec::new();
-        for _ in 0..r.u32()? {
-            let len = r.u32()? as usize;
-            calls.push(r.take(len)?);
-        }
-        cases.push(calls);
-    }
-    Ok(cases)
 }
 
 #[cfg(test)]

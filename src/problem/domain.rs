@@ -48,15 +48,6 @@ pub enum Domain {
 impl Domain {
     pub fn from_toml(v: &toml::Value) -> Result<Domain, String> {
         let t = v.as_table().ok_or("a domain is a table, e.g. { ints = [0, 9] }")?;
-        let share = |key: &str| -> Result<f64, String> {
-            match t.get(key) {
-                None => Ok(DEFAULT_BOUNDARY_SHARE),
-                Some(v) => v
-                    .as_float()
-                    .filter(|p| (0.0..=1.0).contains(p))
-                    .ok_or_else(|| format!("`{key}` must be a probability from 0.0 to 1.0")),
-            }
-        };
         for (key, owner, companion) in [
             ("edges", "ints", None),
             ("edge_share", "ints", Some("edges")),
@@ -74,34 +65,10 @@ impl Domain {
                 return Err(format!("`{key}` needs `{c}`"));
             }
         }
-        let pair = |key: &str| -> Result<[toml::Value; 2], String> {
-            match t.get(key).and_then(|v| v.as_array()) {
-                Some(a) if a.len() == 2 => Ok([a[0].clone(), a[1].clone()]),
-                _ => Err(format!("`{key}` must be [low, high]")),
-            }
-        };
         if t.contains_key("ints") {
-            let [lo, hi] = pair("ints")?;
-            let (Some(lo), Some(hi)) = (lo.as_integer(), hi.as_integer()) else {
-                return Err("`ints` bounds must be integers".into());
-            };
-            if lo > hi {
-                return Err("`ints` needs low <= high".into());
-            }
-            let Some(edges) = t.get("edges") else { return Ok(Domain::Ints(lo as i128, hi as i128)) };
-            let edges: Option<Vec<i64>> = edges.as_array().and_then(|a| a.iter().map(|v| v.as_integer()).collect());
-            let edges = edges.filter(|e| !e.is_empty()).ok_or("`edges` must be a non-empty array of integers")?;
-            if let Some(e) = edges.iter().find(|e| !(lo..=hi).contains(*e)) {
-                return Err(format!("edge {e} is outside `ints` [{lo}, {hi}]"));
-            }
-            Ok(Domain::IntsEdges {
-                lo: lo as i128,
-                hi: hi as i128,
-                edges: edges.into_iter().map(i128::from).collect(),
-                share: share("edge_share")?,
-            })
+            ints(t)
         } else if t.contains_key("floats") {
-            let [lo, hi] = pair("floats")?;
+            let [lo, hi] = pair(t, "floats")?;
             let f = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
             let (Some(lo), Some(hi)) = (f(&lo), f(&hi)) else {
                 return Err("`floats` bounds must be numbers".into());
@@ -118,32 +85,9 @@ impl Domain {
         } else if t.contains_key("bools") {
             Ok(Domain::Bools)
         } else if t.contains_key("clock") {
-            let ints = |key: &str| -> Result<(i128, i128), String> {
-                let [lo, hi] = pair(key)?;
-                match (lo.as_integer(), hi.as_integer()) {
-                    (Some(lo), Some(hi)) if 0 <= lo && lo <= hi => Ok((lo as i128, hi as i128)),
-                    _ => Err(format!("`{key}` must be [low, high] with 0 <= low <= high")),
-                }
-            };
-            let step = ints("clock")?;
-            let start = if t.contains_key("start") { ints("start")? } else { (0, 0) };
-            let late = match t.get("late") {
-                None => 0.0,
-                Some(v) => v
-                    .as_float()
-                    .filter(|p| (0.0..=1.0).contains(p))
-                    .ok_or("`late` must be a probability from 0.0 to 1.0")?,
-            };
-            let snap = match t.get("snap") {
-                None => None,
-                Some(v) => {
-                    let w = v.as_integer().filter(|w| *w >= 1).ok_or("`snap` must be an integer >= 1")?;
-                    Some((w as i128, share("snap_share")?))
-                }
-            };
-            Ok(Domain::Clock { step, start, late, snap })
+            clock(t)
         } else if let Some(inner) = t.get("list") {
-            let [lo, hi] = pair("len")?;
+            let [lo, hi] = pair(t, "len")?;
             let (Some(lo), Some(hi)) = (lo.as_integer(), hi.as_integer()) else {
                 return Err("`len` bounds must be integers".into());
             };
@@ -262,6 +206,75 @@ pub fn domain_key_for<'a>(
         .get_key_value(&format!("{op}.{param}"))
         .or_else(|| domains.get_key_value(param))
         .map(|(k, d)| (k.as_str(), d))
+}
+
+/// A probability under `key`, [`DEFAULT_BOUNDARY_SHARE`] when absent.
+fn share(t: &toml::Table, key: &str) -> Result<f64, String> {
+    match t.get(key) {
+        None => Ok(DEFAULT_BOUNDARY_SHARE),
+        Some(v) => v
+            .as_float()
+            .filter(|p| (0.0..=1.0).contains(p))
+            .ok_or_else(|| format!("`{key}` must be a probability from 0.0 to 1.0")),
+    }
+}
+
+/// `[low, high]` under `key`.
+fn pair(t: &toml::Table, key: &str) -> Result<[toml::Value; 2], String> {
+    match t.get(key).and_then(|v| v.as_array()) {
+        Some(a) if a.len() == 2 => Ok([a[0].clone(), a[1].clone()]),
+        _ => Err(format!("`{key}` must be [low, high]")),
+    }
+}
+
+/// `{ ints = [lo, hi] }`, with `edges` and `edge_share` if given.
+fn ints(t: &toml::Table) -> Result<Domain, String> {
+    let [lo, hi] = pair(t, "ints")?;
+    let (Some(lo), Some(hi)) = (lo.as_integer(), hi.as_integer()) else {
+        return Err("`ints` bounds must be integers".into());
+    };
+    if lo > hi {
+        return Err("`ints` needs low <= high".into());
+    }
+    let Some(edges) = t.get("edges") else { return Ok(Domain::Ints(lo as i128, hi as i128)) };
+    let edges: Option<Vec<i64>> = edges.as_array().and_then(|a| a.iter().map(|v| v.as_integer()).collect());
+    let edges = edges.filter(|e| !e.is_empty()).ok_or("`edges` must be a non-empty array of integers")?;
+    if let Some(e) = edges.iter().find(|e| !(lo..=hi).contains(*e)) {
+        return Err(format!("edge {e} is outside `ints` [{lo}, {hi}]"));
+    }
+    Ok(Domain::IntsEdges {
+        lo: lo as i128,
+        hi: hi as i128,
+        edges: edges.into_iter().map(i128::from).collect(),
+        share: share(t, "edge_share")?,
+    })
+}
+
+/// `{ clock = [lo, hi] }`: a step, with `start`, `late` and `snap`.
+fn clock(t: &toml::Table) -> Result<Domain, String> {
+    let ints = |key: &str| -> Result<(i128, i128), String> {
+        let [lo, hi] = pair(t, key)?;
+        match (lo.as_integer(), hi.as_integer()) {
+            (Some(lo), Some(hi)) if 0 <= lo && lo <= hi => Ok((lo as i128, hi as i128)),
+            _ => Err(format!("`{key}` must be [low, high] with 0 <= low <= high")),
+        }
+    };
+    let step = ints("clock")?;
+    let start = if t.contains_key("start") { ints("start")? } else { (0, 0) };
+    let late = match t.get("late") {
+        None => 0.0,
+        Some(v) => {
+            v.as_float().filter(|p| (0.0..=1.0).contains(p)).ok_or("`late` must be a probability from 0.0 to 1.0")?
+        }
+    };
+    let snap = match t.get("snap") {
+        None => None,
+        Some(v) => {
+            let w = v.as_integer().filter(|w| *w >= 1).ok_or("`snap` must be an integer >= 1")?;
+            Some((w as i128, share(t, "snap_share")?))
+        }
+    };
+    Ok(Domain::Clock { step, start, late, snap })
 }
 
 #[cfg(test)]

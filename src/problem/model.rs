@@ -359,6 +359,41 @@ impl Problem {
     pub fn starter_dir(&self) -> PathBuf {
         self.dir.join("starter")
     }
+
+    /// The reference as a candidate may read it after a session that
+    /// reached `reached`: cut to those gates (see `refcut`), without the
+    /// harness's own `oracle` argument. `None` when the reference has no
+    /// gate markers and `reached` is not every gate: whole, it would show
+    /// the code of gates never reached. An error names the file and line of
+    /// a malformed marker.
+    pub fn reference_cut(&self, reached: &BTreeSet<usize>) -> Result<Option<String>> {
+        let file = self.reference_dir().join("src/lib.rs");
+        let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        if reached.len() < self.gates.len() && !crate::problem::refcut::has_markers(&text) {
+            return Ok(None);
+        }
+        let cut = crate::problem::refcut::cut(&text, reached, self.gates.len())
+            .map_err(|(line, why)| anyhow::anyhow!("{}:{line}: {why}", file.display()))?;
+        Ok(Some(cut.replace(", oracle);", ");")))
+    }
+
+    /// Every set of gates a session can have reached: each beginning of
+    /// each path (for a linear problem, the first k gates), smallest first,
+    /// with a path and length that reach it.
+    pub fn reachable_gate_sets(&self) -> Vec<(BTreeSet<usize>, Vec<usize>, usize)> {
+        let paths = if self.is_graph() { self.paths() } else { vec![(1..=self.gates.len()).collect()] };
+        let mut sets: Vec<(BTreeSet<usize>, Vec<usize>, usize)> = Vec::new();
+        for path in paths {
+            for k in 1..=path.len() {
+                let set: BTreeSet<usize> = path[..k].iter().copied().collect();
+                if !sets.iter().any(|(s, _, _)| *s == set) {
+                    sets.push((set, path.clone(), k));
+                }
+            }
+        }
+        sets.sort_by(|a, b| (a.0.len(), &a.0).cmp(&(b.0.len(), &b.0)));
+        sets
+    }
     pub fn total_minutes(&self) -> u32 {
         self.gates.iter().map(|g| g.minutes).sum()
     }
@@ -497,6 +532,10 @@ pub fn list_ids(problems_dir: &Path) -> Result<Vec<String>> {
     Ok(ids)
 }
 
+/// How `parse`'s parts say where a problem is.
+type At<'a> = &'a dyn Fn(Range<usize>, String) -> Located;
+type Parsed<T> = std::result::Result<T, Located>;
+
 /// Parses a problem file's text. `file` is used in error messages only.
 pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Result<Problem, Located> {
     let at = |span: Range<usize>, msg: String| Located::at(file, text, span.start, msg);
@@ -522,6 +561,90 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
     if gate_count == 0 {
         return Err(at(0..0, "a problem needs at least one [[gate]]".into()));
     }
+    let Graph { builds_on, requires, path_length } = gate_graph(&raw, &at)?;
+
+    let ops = parse_ops(&raw, &at)?;
+    let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
+
+    let domains = parse_domains(&raw, &at)?;
+
+    let mut gates = Vec::new();
+    for (index, raw_gate) in raw.gates.iter().enumerate() {
+        let number = index + 1;
+        let gate_span = raw_gate.span();
+        let g = raw_gate.get_ref();
+        let concurrency = concurrency(g, number, &signature, &at)?;
+        let cases = gate_cases(g, number, &requires[index], concurrency.is_some(), &signature, file, text, &at)?;
+        let generate = match &g.generate {
+            None => None,
+            Some(spec) => {
+                Some(gen_spec(spec, number, &requires[index], concurrency.is_some(), &signature, &domains, &at)?)
+            }
+        };
+        let scale = gate_scale(g, number, &requires[index], &cases, &signature, file, text, &at)?;
+        if cases.is_empty() && generate.is_none() {
+            return Err(at(gate_span, format!("gate {number} has no cases: add [[gate.case]] or [gate.generate]")));
+        }
+        gates.push(Gate {
+            number,
+            title: g.title.clone(),
+            builds_on: builds_on[index].clone(),
+            requires: requires[index].clone(),
+            minutes: g.minutes,
+            statement: g.statement.clone(),
+            hints: g.hints.clone(),
+            followups: g.followups.clone(),
+            cases,
+            generate,
+            scale,
+            concurrency,
+        });
+    }
+
+    let first_ninety = match &raw.first_ninety {
+        None => Vec::new(),
+        Some(q) if q.get_ref().len() != NINETY_QUESTIONS => {
+            return Err(at(
+                q.span(),
+                format!(
+                    "first_ninety asks {NINETY_QUESTIONS} questions, not {} (leave it out for the seed's own)",
+                    q.get_ref().len()
+                ),
+            ));
+        }
+        Some(q) => q.get_ref().clone(),
+    };
+
+    let mutants = parse_mutants(&raw, dir, &gates, &at)?;
+    let variants = parse_variants(&raw, &at)?;
+
+    Ok(Problem {
+        id: id.to_string(),
+        dir: dir.to_path_buf(),
+        title: raw.title,
+        summary: raw.summary,
+        chapter: raw.chapter,
+        signature,
+        domains,
+        gates,
+        mutants,
+        variants,
+        path_length,
+        first_ninety,
+    })
+}
+
+/// The gate graph, checked: each gate's direct `builds_on`, the gates it
+/// requires (their transitive closure), and the path length.
+struct Graph {
+    builds_on: Vec<Vec<usize>>,
+    requires: Vec<BTreeSet<usize>>,
+    path_length: usize,
+}
+
+/// [`Graph`] from the gates' `builds_on` and `path_length`.
+fn gate_graph(raw: &RawProblem, at: At) -> Parsed<Graph> {
+    let gate_count = raw.gates.len();
     // The graph: each gate builds only on gates above it, so there can be
     // no cycle; `requires` is the transitive closure.
     let mut builds_on: Vec<Vec<usize>> = Vec::new();
@@ -590,7 +713,12 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
             ),
         ));
     }
+    Ok(Graph { builds_on, requires, path_length })
+}
 
+/// The `[ops]` table, checked against the gates.
+fn parse_ops(raw: &RawProblem, at: At) -> Parsed<BTreeMap<String, OpDef>> {
+    let gate_count = raw.gates.len();
     let mut ops = BTreeMap::new();
     for (name, op) in &raw.ops {
         let span = op.span();
@@ -612,187 +740,178 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
         let shared = raw.gates[op.gate - 1].get_ref().concurrent.as_ref().is_some_and(|c| *c.get_ref());
         ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, stack_kib: op.stack_kib, shared });
     }
-    let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
+    Ok(ops)
+}
 
+/// A gate's fixed cases, each script checked against the operations the
+/// gate may use.
+#[allow(clippy::too_many_arguments)]
+fn gate_cases(
+    g: &RawGate,
+    number: usize,
+    required: &BTreeSet<usize>,
+    concurrent: bool,
+    signature: &Signature,
+    file: &Path,
+    text: &str,
+    at: At,
+) -> Parsed<Vec<FixedCase>> {
+    let mut cases = Vec::new();
+    for case in &g.cases {
+        let steps = script::parse(case.run.get_ref(), signature)
+            .map_err(|e| Located::at(file, text, script_offset(text, case.run.span(), e.line, e.column), e.message))?;
+        for step in &steps {
+            let op_gate = signature.ops.get(&step.call.op).map_or(1, |d| d.gate);
+            if !may_use(required, number, op_gate) {
+                return Err(at(
+                    case.run.span(),
+                    format!(
+                        "case `{}` of gate {number} uses `{}`, which gate {op_gate} introduces{}",
+                        case.name.get_ref(),
+                        step.call.op,
+                        not_built_on(number, op_gate)
+                    ),
+                ));
+            }
+        }
+        if cases.iter().any(|c: &FixedCase| &c.name == case.name.get_ref()) {
+            return Err(at(case.name.span(), format!("gate {number} has two cases named `{}`", case.name.get_ref())));
+        }
+        let threads = match &case.threads {
+            None => Vec::new(),
+            Some(list) => thread_scripts(list, case.name.get_ref(), number, concurrent, signature, file, text)?,
+        };
+        cases.push(FixedCase { name: case.name.get_ref().clone(), steps, threads });
+    }
+    Ok(cases)
+}
+
+/// A gate's `[gate.generate]`, checked: bounds, and a domain for every
+/// parameter of every weighted operation and of the constructor.
+fn gen_spec(
+    spec: &Spanned<RawGen>,
+    number: usize,
+    required: &BTreeSet<usize>,
+    concurrent: bool,
+    signature: &Signature,
+    domains: &BTreeMap<String, Domain>,
+    at: At,
+) -> Parsed<GenSpec> {
+    let span = spec.span();
+    let spec = spec.get_ref();
+    let [lo, hi] = *spec.length.get_ref();
+    if lo == 0 || lo > hi {
+        return Err(at(
+            spec.length.span(),
+            format!("gate {number}: generate.length must be [min, max] with 1 <= min <= max"),
+        ));
+    }
+    if hi > MAX_GENERATED_LENGTH as u64 {
+        return Err(at(
+            spec.length.span(),
+            format!(
+                "gate {number}: generate.length allows at most {MAX_GENERATED_LENGTH} operations per case, \
+                     not {hi}"
+            ),
+        ));
+    }
+    let (lo, hi) = (lo as usize, hi as usize);
+    let cases = *spec.cases.get_ref();
+    if cases > MAX_GENERATED_CASES as u64 {
+        return Err(at(
+            spec.cases.span(),
+            format!("gate {number}: generate.cases allows at most {MAX_GENERATED_CASES} cases, not {cases}"),
+        ));
+    }
+    let mut weights = Vec::new();
+    for (op, w) in &spec.weights {
+        let def = signature.ops.get(op).ok_or_else(|| {
+            at(w.span(), format!("weights: unknown operation `{op}` (known: {})", signature.op_names()))
+        })?;
+        if concurrent && !def.shared {
+            return Err(at(
+                w.span(),
+                format!(
+                    "weights: gate {number} is concurrent, so its generated threads call only shared \
+                         operations (a concurrent gate's own); `{op}` takes `&mut self`"
+                ),
+            ));
+        }
+        if !may_use(required, number, def.gate) {
+            return Err(at(
+                w.span(),
+                format!(
+                    "weights: `{op}` belongs to gate {}, not unlocked at gate {number}{}",
+                    def.gate,
+                    not_built_on(number, def.gate)
+                ),
+            ));
+        }
+        for (param, ty) in &def.params {
+            let domain = domain_for(domains, op, param).ok_or_else(|| {
+                at(w.span(), format!("weights: `{op}` needs a domain for `{param}`: add generate.params.{param}"))
+            })?;
+            domain.check(ty).map_err(|e| at(w.span(), format!("generate.params for `{op}.{param}`: {e}")))?;
+        }
+        if *w.get_ref() > 0 {
+            weights.push((op.clone(), *w.get_ref()));
+        }
+    }
+    if weights.is_empty() {
+        return Err(at(span, format!("gate {number}: generate.weights gives no operation a weight")));
+    }
+    for (param, ty) in &signature.ctor {
+        let domain = domain_for(domains, "new", param).ok_or_else(|| {
+            at(span.clone(), format!("the constructor's `{param}` needs a domain: add generate.params.{param}"))
+        })?;
+        domain.check(ty).map_err(|e| at(span.clone(), format!("generate.params for `new.{param}`: {e}")))?;
+    }
+    Ok(GenSpec { cases: cases as usize, length: (lo, hi), seed: spec.seed, weights })
+}
+
+/// A gate's scale checks, each validated, no name shared with another
+/// check or a case.
+#[allow(clippy::too_many_arguments)]
+fn gate_scale(
+    g: &RawGate,
+    number: usize,
+    required: &BTreeSet<usize>,
+    cases: &[FixedCase],
+    signature: &Signature,
+    file: &Path,
+    text: &str,
+    at: At,
+) -> Parsed<Vec<ScaleCheck>> {
+    let mut scale: Vec<ScaleCheck> = Vec::new();
+    for raw in &g.scale {
+        let check = raw.validate(signature, number, required).map_err(|e| match e {
+            ScaleError::Field(span, m) => at(span, format!("gate {number} scale check: {m}")),
+            ScaleError::Script(span, line, column, m) => {
+                Located::at(file, text, script_offset(text, span, line, column), m)
+            }
+        })?;
+        if scale.iter().any(|c| c.name == check.name) || cases.iter().any(|c| c.name == check.name) {
+            return Err(at(raw.name.span(), format!("gate {number} has two checks named `{}`", check.name)));
+        }
+        scale.push(check);
+    }
+    Ok(scale)
+}
+
+/// `[generate.params]`: each parameter's domain.
+fn parse_domains(raw: &RawProblem, at: At) -> Parsed<BTreeMap<String, Domain>> {
     let mut domains = BTreeMap::new();
     for (name, value) in &raw.generate.params {
         let domain =
             Domain::from_toml(value.get_ref()).map_err(|e| at(value.span(), format!("generate.params.{name}: {e}")))?;
         domains.insert(name.clone(), domain);
     }
+    Ok(domains)
+}
 
-    let mut gates = Vec::new();
-    for (index, raw_gate) in raw.gates.iter().enumerate() {
-        let number = index + 1;
-        let gate_span = raw_gate.span();
-        let g = raw_gate.get_ref();
-        let concurrency = concurrency(g, number, &signature, &at)?;
-        let mut cases = Vec::new();
-        for case in &g.cases {
-            let steps = script::parse(case.run.get_ref(), &signature).map_err(|e| {
-                Located::at(file, text, script_offset(text, case.run.span(), e.line, e.column), e.message)
-            })?;
-            for step in &steps {
-                let op_gate = signature.ops.get(&step.call.op).map_or(1, |d| d.gate);
-                if !may_use(&requires[index], number, op_gate) {
-                    return Err(at(
-                        case.run.span(),
-                        format!(
-                            "case `{}` of gate {number} uses `{}`, which gate {op_gate} introduces{}",
-                            case.name.get_ref(),
-                            step.call.op,
-                            not_built_on(number, op_gate)
-                        ),
-                    ));
-                }
-            }
-            if cases.iter().any(|c: &FixedCase| &c.name == case.name.get_ref()) {
-                return Err(at(
-                    case.name.span(),
-                    format!("gate {number} has two cases named `{}`", case.name.get_ref()),
-                ));
-            }
-            let threads = match &case.threads {
-                None => Vec::new(),
-                Some(list) => {
-                    thread_scripts(list, case.name.get_ref(), number, concurrency.is_some(), &signature, file, text)?
-                }
-            };
-            cases.push(FixedCase { name: case.name.get_ref().clone(), steps, threads });
-        }
-        let generate = match &g.generate {
-            None => None,
-            Some(spec) => {
-                let span = spec.span();
-                let spec = spec.get_ref();
-                let [lo, hi] = *spec.length.get_ref();
-                if lo == 0 || lo > hi {
-                    return Err(at(
-                        spec.length.span(),
-                        format!("gate {number}: generate.length must be [min, max] with 1 <= min <= max"),
-                    ));
-                }
-                if hi > MAX_GENERATED_LENGTH as u64 {
-                    return Err(at(
-                        spec.length.span(),
-                        format!(
-                            "gate {number}: generate.length allows at most {MAX_GENERATED_LENGTH} operations per case, \
-                             not {hi}"
-                        ),
-                    ));
-                }
-                let (lo, hi) = (lo as usize, hi as usize);
-                let cases = *spec.cases.get_ref();
-                if cases > MAX_GENERATED_CASES as u64 {
-                    return Err(at(
-                        spec.cases.span(),
-                        format!(
-                            "gate {number}: generate.cases allows at most {MAX_GENERATED_CASES} cases, not {cases}"
-                        ),
-                    ));
-                }
-                let mut weights = Vec::new();
-                for (op, w) in &spec.weights {
-                    let def = signature.ops.get(op).ok_or_else(|| {
-                        at(w.span(), format!("weights: unknown operation `{op}` (known: {})", signature.op_names()))
-                    })?;
-                    if concurrency.is_some() && !def.shared {
-                        return Err(at(
-                            w.span(),
-                            format!(
-                                "weights: gate {number} is concurrent, so its generated threads call only shared \
-                                 operations (a concurrent gate's own); `{op}` takes `&mut self`"
-                            ),
-                        ));
-                    }
-                    if !may_use(&requires[index], number, def.gate) {
-                        return Err(at(
-                            w.span(),
-                            format!(
-                                "weights: `{op}` belongs to gate {}, not unlocked at gate {number}{}",
-                                def.gate,
-                                not_built_on(number, def.gate)
-                            ),
-                        ));
-                    }
-                    for (param, ty) in &def.params {
-                        let domain = domain_for(&domains, op, param).ok_or_else(|| {
-                            at(
-                                w.span(),
-                                format!("weights: `{op}` needs a domain for `{param}`: add generate.params.{param}"),
-                            )
-                        })?;
-                        domain
-                            .check(ty)
-                            .map_err(|e| at(w.span(), format!("generate.params for `{op}.{param}`: {e}")))?;
-                    }
-                    if *w.get_ref() > 0 {
-                        weights.push((op.clone(), *w.get_ref()));
-                    }
-                }
-                if weights.is_empty() {
-                    return Err(at(span, format!("gate {number}: generate.weights gives no operation a weight")));
-                }
-                for (param, ty) in &signature.ctor {
-                    let domain = domain_for(&domains, "new", param).ok_or_else(|| {
-                        at(
-                            span.clone(),
-                            format!("the constructor's `{param}` needs a domain: add generate.params.{param}"),
-                        )
-                    })?;
-                    domain
-                        .check(ty)
-                        .map_err(|e| at(span.clone(), format!("generate.params for `new.{param}`: {e}")))?;
-                }
-                Some(GenSpec { cases: cases as usize, length: (lo, hi), seed: spec.seed, weights })
-            }
-        };
-        let mut scale: Vec<ScaleCheck> = Vec::new();
-        for raw in &g.scale {
-            let check = raw.validate(&signature, number, &requires[index]).map_err(|e| match e {
-                ScaleError::Field(span, m) => at(span, format!("gate {number} scale check: {m}")),
-                ScaleError::Script(span, line, column, m) => {
-                    Located::at(file, text, script_offset(text, span, line, column), m)
-                }
-            })?;
-            if scale.iter().any(|c| c.name == check.name) || cases.iter().any(|c| c.name == check.name) {
-                return Err(at(raw.name.span(), format!("gate {number} has two checks named `{}`", check.name)));
-            }
-            scale.push(check);
-        }
-        if cases.is_empty() && generate.is_none() {
-            return Err(at(gate_span, format!("gate {number} has no cases: add [[gate.case]] or [gate.generate]")));
-        }
-        gates.push(Gate {
-            number,
-            title: g.title.clone(),
-            builds_on: builds_on[index].clone(),
-            requires: requires[index].clone(),
-            minutes: g.minutes,
-            statement: g.statement.clone(),
-            hints: g.hints.clone(),
-            followups: g.followups.clone(),
-            cases,
-            generate,
-            scale,
-            concurrency,
-        });
-    }
-
-    let first_ninety = match &raw.first_ninety {
-        None => Vec::new(),
-        Some(q) if q.get_ref().len() != NINETY_QUESTIONS => {
-            return Err(at(
-                q.span(),
-                format!(
-                    "first_ninety asks {NINETY_QUESTIONS} questions, not {} (leave it out for the seed's own)",
-                    q.get_ref().len()
-                ),
-            ));
-        }
-        Some(q) => q.get_ref().clone(),
-    };
-
+/// The mutants, checked against the gates (a named `caught_by` exists).
+fn parse_mutants(raw: &RawProblem, dir: &Path, gates: &[Gate], at: At) -> Parsed<Vec<Mutant>> {
+    let gate_count = gates.len();
     let mut mutants = Vec::new();
     for m in &raw.mutants {
         let span = m.span();
@@ -825,7 +944,11 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                 .collect(),
         });
     }
+    Ok(mutants)
+}
 
+/// The variants: named, with edits and the choice they flip.
+fn parse_variants(raw: &RawProblem, at: At) -> Parsed<Vec<Variant>> {
     let mut variants: Vec<Variant> = Vec::new();
     for v in &raw.variants {
         let span = v.span();
@@ -852,21 +975,7 @@ pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Resu
                 .collect(),
         });
     }
-
-    Ok(Problem {
-        id: id.to_string(),
-        dir: dir.to_path_buf(),
-        title: raw.title,
-        summary: raw.summary,
-        chapter: raw.chapter,
-        signature,
-        domains,
-        gates,
-        mutants,
-        variants,
-        path_length,
-        first_ninety,
-    })
+    Ok(variants)
 }
 
 /// A gate's concurrency settings, checked: `threads`, `repeat` and

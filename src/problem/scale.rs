@@ -124,16 +124,6 @@ pub struct ScaleCheck {
     pub measure: Option<Script>,
 }
 
-impl ScaleCheck {
-    /// The verdict a failure of this check carries.
-    pub fn failure_name(&self) -> &'static str {
-        match self.kind {
-            Kind::Time => "too_slow",
-            Kind::Memory => "unbounded_memory",
-        }
-    }
-}
-
 /// `[[gate.scale]]` as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

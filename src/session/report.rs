@@ -108,6 +108,41 @@ pub struct Report {
     /// Empty in reports written before they were kept.
     #[serde(default)]
     pub met: Vec<MetFailure>,
+    /// Once the session is over: the reference solution cut to the gates
+    /// reached by each position of the path (`problem::refcut`), so a
+    /// review can show it and the candidate's code at each gate against
+    /// it. Empty while the session can go on (it would give the answer
+    /// away), when the reference has no gate markers (it would show
+    /// follow-ups never drawn), and in reports written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference: Vec<ReferenceCut>,
+}
+
+/// The reference as a session that reached `gates` may read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceCut {
+    /// The position on the path whose gates it covers (1-based).
+    pub position: usize,
+    /// The gates of the path up to that position, in path order.
+    pub gates: Vec<usize>,
+    /// `src/lib.rs` of the reference, cut to those gates.
+    pub source: String,
+}
+
+/// The reference cut for each position a finished session reached; nothing
+/// while it runs. A malformed marker (which `audit` reports) keeps it out.
+fn reference_cuts(session: &Session, problem: &Problem) -> Vec<ReferenceCut> {
+    if session.is_running() {
+        return Vec::new();
+    }
+    let path = session.unlocked();
+    (1..=path.len())
+        .filter_map(|k| {
+            let set: std::collections::BTreeSet<usize> = path[..k].iter().copied().collect();
+            let source = problem.reference_cut(&set).ok().flatten()?;
+            Some(ReferenceCut { position: k, gates: path[..k].to_vec(), source })
+        })
+        .collect()
 }
 
 impl Report {
@@ -173,6 +208,7 @@ impl Report {
             metrics: Some(session_metrics(session, problem, now_ms)),
             first_ninety: session.first_ninety.clone(),
             met: session.met.clone(),
+            reference: reference_cuts(session, problem),
         }
     }
 
@@ -272,6 +308,19 @@ impl Report {
     /// The readable version written beside the JSON.
     pub fn to_markdown(&self) -> String {
         let mut md = String::new();
+        self.head_markdown(&mut md);
+        self.gates_markdown(&mut md);
+        self.numbers_markdown(&mut md);
+        self.ninety_markdown(&mut md);
+        self.last_run_markdown(&mut md);
+        self.met_markdown(&mut md);
+        self.snapshots_markdown(&mut md);
+        self.followups_markdown(&mut md);
+        md
+    }
+
+    /// The title, the session's facts and its score.
+    fn head_markdown(&self, md: &mut String) {
         let _ = writeln!(md, "# {} — {}\n", self.problem, self.title);
         let status = self.status_label();
         let mode = match self.mode {
@@ -300,6 +349,10 @@ impl Report {
                 let _ = writeln!(md, "  - {line}");
             }
         }
+    }
+
+    /// The gates table: when each passed, its target, its builds and runs.
+    fn gates_markdown(&self, md: &mut String) {
         let _ = writeln!(md, "\n## Gates\n");
         let _ = writeln!(
             md,
@@ -328,8 +381,10 @@ impl Report {
                 g.regressions
             );
         }
-        self.numbers_markdown(&mut md);
-        self.ninety_markdown(&mut md);
+    }
+
+    /// The last run: its build, each gate's count and each failure's diff.
+    fn last_run_markdown(&self, md: &mut String) {
         if let Some(run) = &self.last_run {
             let _ = writeln!(md, "\n## The last run\n");
             if !run.build_ok {
@@ -361,6 +416,10 @@ impl Report {
                 );
             }
         }
+    }
+
+    /// Every distinct failure met in the session, in the order first met.
+    fn met_markdown(&self, md: &mut String) {
         if !self.met.is_empty() {
             let _ = writeln!(
                 md,
@@ -386,6 +445,10 @@ impl Report {
                 );
             }
         }
+    }
+
+    /// The solution as it was when each gate passed.
+    fn snapshots_markdown(&self, md: &mut String) {
         for g in &self.gates {
             if let Some(files) = &g.snapshot {
                 let _ = writeln!(md, "\n## Solution when gate {} passed\n", self.gate_label(g));
@@ -395,6 +458,10 @@ impl Report {
                 }
             }
         }
+    }
+
+    /// The follow-up questions of the gates reached, answers folded.
+    fn followups_markdown(&self, md: &mut String) {
         let reached: Vec<&GateReport> = self.gates.iter().filter(|g| g.reached && !g.followups.is_empty()).collect();
         if !reached.is_empty() {
             let _ = writeln!(
@@ -413,7 +480,6 @@ impl Report {
                 }
             }
         }
-        md
     }
 }
 
@@ -555,6 +621,13 @@ pub fn load_all(reports_dir: &Path) -> (Vec<Report>, Vec<(PathBuf, String)>) {
         match std::fs::read_to_string(&path) {
             Err(e) => broken.push((path, e.to_string())),
             Ok(text) => match serde_json::from_str::<Report>(&text) {
+                Ok(r) if r.format_version != REPORT_FORMAT_VERSION => broken.push((
+                    path,
+                    format!(
+                        "format_version {} is not supported (this harness reads {REPORT_FORMAT_VERSION})",
+                        r.format_version
+                    ),
+                )),
                 Ok(r) => reports.push(r),
                 Err(e) => broken.push((path, format!("line {}, column {}: {e}", e.line(), e.column()))),
             },
@@ -580,6 +653,19 @@ mod tests {
         assert!(!state_path(dir.path(), "wal").exists());
         let (reports, _) = load_all(dir.path());
         assert_eq!(reports.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), [other.id.as_str()]);
+        // A report of another format is named and skipped, not misread.
+        let mut newer = Report::from_session(&other, &problem, 9_000_002, None);
+        newer.id = "newer".into();
+        newer.format_version = REPORT_FORMAT_VERSION + 1;
+        write(dir.path(), &newer).unwrap();
+        let (reports, broken) = load_all(dir.path());
+        assert_eq!(reports.len(), 1);
+        assert!(
+            broken
+                .iter()
+                .any(|(p, why)| p.ends_with("newer.json") && why.contains("format_version 2 is not supported"))
+        );
+        std::fs::remove_file(dir.path().join("newer.json")).unwrap();
         // A newer session's state is not this one's to remove.
         save_state(dir.path(), &other).unwrap();
         forget(dir.path(), &s).unwrap();

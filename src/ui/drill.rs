@@ -6,12 +6,12 @@
 //! [`draw`] is a pure function of the state, so both are tested without a
 //! terminal.
 
+use crate::ui::theme;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -184,13 +184,10 @@ pub fn draw(frame: &mut Frame, app: &Drill) {
             let mut lines = vec![Line::styled(card.question.clone(), Style::default().add_modifier(Modifier::BOLD))];
             lines.push(Line::raw(""));
             if let Phase::Revealed { .. } = phase {
-                lines.push(Line::styled("Answer", Style::default().fg(Color::Cyan)));
+                lines.push(Line::styled("Answer", theme::info()));
                 lines.extend(card.answer.lines().map(|l| Line::raw(l.to_string())));
             } else {
-                lines.push(Line::styled(
-                    "Say your answer out loud, then press Space.",
-                    Style::default().fg(Color::DarkGray),
-                ));
+                lines.push(Line::styled("Say your answer out loud, then press Space.", theme::dim()));
             }
             frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), body);
         }
@@ -201,10 +198,10 @@ pub fn draw(frame: &mut Frame, app: &Drill) {
         Phase::Revealed { .. } => " 1 knew it · 2 knew it slowly · 3 did not know · q quit",
         Phase::Done => " q quit · harness drill --list shows your study items",
     };
-    frame.render_widget(Paragraph::new(Line::styled(keys, Style::default().fg(Color::DarkGray))), footer);
+    frame.render_widget(Paragraph::new(Line::styled(keys, theme::dim())), footer);
     if let Some(e) = &app.error {
         let area = footer;
-        frame.render_widget(Paragraph::new(Line::styled(format!(" {e}"), Style::default().fg(Color::Red))), area);
+        frame.render_widget(Paragraph::new(Line::styled(format!(" {e}"), theme::bad())), area);
     }
 }
 
@@ -222,7 +219,7 @@ fn draw_summary(frame: &mut Frame, app: &Drill, area: ratatui::layout::Rect) {
         let study: Vec<&Graded> = app.graded.iter().filter(|g| g.grade != Grade::InTime).collect();
         if !study.is_empty() {
             lines.push(Line::raw(""));
-            lines.push(Line::styled("Your next study items:", Style::default().fg(Color::Yellow)));
+            lines.push(Line::styled("Your next study items:", theme::pending()));
             for g in study {
                 let question = app.queue.iter().find(|c| c.id == g.card).map_or("", |c| c.question.as_str());
                 lines.push(Line::raw(format!(
@@ -239,31 +236,25 @@ fn draw_summary(frame: &mut Frame, app: &Drill, area: ratatui::layout::Rect) {
 }
 
 /// Runs the drill in the terminal until every card is graded and `q`.
-pub fn run(mut app: Drill) -> Result<Drill> {
-    let mut terminal = ratatui::init();
-    let result = (|| -> Result<()> {
-        loop {
-            app.tick(fsio::now_ms());
-            terminal.draw(|f| draw(f, &app)).context("cannot draw")?;
-            // Four redraws a second keep the clock honest while idle.
-            if !event::poll(Duration::from_millis(250)).context("cannot read the terminal")? {
-                continue;
-            }
-            if let Event::Key(key) = event::read().context("cannot read the terminal")? {
-                match app.update(key, fsio::now_ms()) {
-                    Effect::None => {}
-                    Effect::Save => {
-                        if let Some(dir) = &app.reports_dir
-                            && let Err(e) = app.state.save(dir)
-                        {
-                            app.error = Some(format!("{e:#}"));
-                        }
-                    }
-                    Effect::Quit => return Ok(()),
+pub fn run(app: Drill) -> Result<Drill> {
+    // The drill, and whether it asked to quit.
+    let mut state = (app, false);
+    crate::ui::screen::run(
+        &mut state,
+        |f, (app, _)| draw(f, app),
+        |(app, _)| app.tick(fsio::now_ms()),
+        |(app, quit), key| match app.update(key, fsio::now_ms()) {
+            Effect::None => {}
+            Effect::Save => {
+                if let Some(dir) = &app.reports_dir
+                    && let Err(e) = app.state.save(dir)
+                {
+                    app.error = Some(format!("{e:#}"));
                 }
             }
-        }
-    })();
-    ratatui::restore();
-    result.map(|()| app)
+            Effect::Quit => *quit = true,
+        },
+        |(_, quit)| *quit,
+    )?;
+    Ok(state.0)
 }

@@ -4,15 +4,12 @@
 //! hanging indents, so a list item's continuation lines up under its text
 //! and a long example line under its own indentation.
 
+use crate::ui::theme::{self, dim};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::ui::wrap;
-
-fn dim() -> Style {
-    Style::default().fg(Color::DarkGray)
-}
 
 /// The renderer's state while it walks the events.
 struct Render {
@@ -114,10 +111,8 @@ impl Render {
             Event::Text(text) if self.code => {
                 let indent = self.indent() + 2;
                 for line in text.lines() {
-                    let code = Line::from(vec![
-                        Span::raw(" ".repeat(indent)),
-                        Span::styled(line.to_string(), Style::default().fg(Color::Cyan)),
-                    ]);
+                    let code =
+                        Line::from(vec![Span::raw(" ".repeat(indent)), Span::styled(line.to_string(), theme::info())]);
                     // A long example line continues under its own text.
                     self.out.extend(wrap::under_itself(&code, 2, self.width));
                 }

@@ -10,6 +10,7 @@
 //!
 //! [`Ninety::update`] takes a key and the time; [`draw`] is pure.
 
+use crate::ui::theme;
 use anyhow::Result;
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -125,7 +126,7 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(format!(" {} ", app.title), Style::default().add_modifier(Modifier::BOLD)),
-            Span::styled("· the first ninety seconds", Style::default().fg(Color::DarkGray)),
+            Span::styled("· the first ninety seconds", theme::dim()),
         ])),
         header,
     );
@@ -146,7 +147,7 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
         lines.push(Line::raw(""));
         lines.push(Line::styled(
             "Before the statement, ask yourself these out loud. Each decides whether gate 3 is additive or a rewrite.",
-            Style::default().fg(Color::DarkGray),
+            theme::dim(),
         ));
     }
     for (i, (q, why)) in app.questions.iter().enumerate() {
@@ -156,10 +157,10 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
         }
         lines.push(Line::styled(format!("{}. {q}", i + 1), Style::default().add_modifier(Modifier::BOLD)));
         if roomy {
-            lines.push(Line::styled(format!("   {why}"), Style::default().fg(Color::DarkGray)));
+            lines.push(Line::styled(format!("   {why}"), theme::dim()));
         }
         let cursor = if focused { "▏" } else { "" };
-        let style = if focused { Style::default().fg(Color::Cyan) } else { Style::default() };
+        let style = if focused { theme::info() } else { Style::default() };
         lines.push(Line::from(vec![
             Span::styled(if focused { " › " } else { "   " }, style),
             Span::styled(format!("{}{cursor}", app.answers[i]), style),
@@ -170,7 +171,7 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
     frame.render_widget(
         Paragraph::new(Line::styled(
             " type · Enter next (on the last: start) · ↑↓ move · Esc skip to gate 1",
-            Style::default().fg(Color::DarkGray),
+            theme::dim(),
         )),
         footer,
     );

@@ -46,6 +46,136 @@ impl Drop for Restore {
     }
 }
 
+/// Where the loop's effects go: the runner (and the cancel flag of its
+/// run in flight), the writes of state and report that wait for the next
+/// draw, and the input thread, paused around an editor.
+struct Effects<'a> {
+    cmd_tx: mpsc::Sender<RunnerCmd>,
+    cancel: Option<Arc<AtomicBool>>,
+    writes: Writes,
+    input: &'a InputControl,
+}
+
+impl Effects<'_> {
+    /// Carries out one effect of `App::update`; `true` for `Quit`.
+    fn apply(&mut self, effect: Effect, app: &mut App, terminal: &mut ratatui::DefaultTerminal) -> bool {
+        match effect {
+            Effect::Run { path } => {
+                trace::mark("run-requested");
+                // Anything the runner still does for an older run
+                // (shrinking its failures) is stale now.
+                if let Some(old) = &self.cancel {
+                    old.store(true, Ordering::Relaxed);
+                }
+                let flag = Arc::new(AtomicBool::new(false));
+                self.cancel = Some(flag.clone());
+                let _ = self.cmd_tx.send(RunnerCmd::Run { path, cancel: flag });
+            }
+            Effect::Cancel => {
+                if let Some(flag) = &self.cancel {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+            // Written once the screen shows what changed (`Writes::flush`,
+            // after the next draw).
+            Effect::Persist | Effect::Report | Effect::Discard => self.writes.ask(&effect),
+            Effect::OpenEditor => {
+                let file = app.solution_dir.join("src/lib.rs");
+                let result = suspended(self.input, || open_editor(&file));
+                terminal.clear().ok();
+                if let Err(e) = result {
+                    app.notify(format!("{e:#}"), false);
+                }
+            }
+            Effect::Export { case, steps } => {
+                match crate::session::export::write_test(&app.solution_dir, &app.problem.signature, &case, &steps) {
+                    Ok(e) => {
+                        let mut text = if e.already {
+                            format!("already exported: {}", fsio::shown(&e.path))
+                        } else {
+                            format!("exported to {}", fsio::shown(&e.path))
+                        };
+                        if let Some(n) = e.note {
+                            text.push_str(&format!(" — {n}"));
+                        }
+                        app.notify(text, true);
+                    }
+                    Err(e) => app.notify(format!("export failed: {e:#}"), false),
+                }
+            }
+            Effect::Quit => return true,
+        }
+        false
+    }
+}
+
+/// Waits for the loop's next messages: until the next tick (fast while
+/// something runs), a message, or a debounced save is due. A burst of file
+/// events becomes one `Changed` once it settles. `None` when every sender
+/// is gone.
+fn next_messages(
+    rx: &mpsc::Receiver<Msg>,
+    app: &App,
+    saves: &mut watch::Debouncer,
+    last_tick: &mut Instant,
+    stopping: bool,
+) -> Option<Vec<Msg>> {
+    let fast = app.busy() || app.runner == app::Runner::Preparing;
+    let tick = if fast { Duration::from_millis(100) } else { Duration::from_millis(1000 - app.now_ms % 1000 + 5) };
+    let mut wait = tick.saturating_sub(last_tick.elapsed().min(tick));
+    if let Some(due) = saves.due() {
+        wait = wait.min(due.saturating_duration_since(Instant::now()));
+    }
+    let first = match if stopping { Ok(Msg::Tick) } else { rx.recv_timeout(wait) } {
+        Ok(m) => Some(m),
+        Err(RecvTimeoutError::Timeout) => None,
+        Err(RecvTimeoutError::Disconnected) => return None,
+    };
+    let mut msgs: Vec<Msg> = Vec::new();
+    if stopping {
+        msgs.push(Msg::Stop);
+    }
+    for msg in first.into_iter().chain(rx.try_iter()) {
+        match msg {
+            // Held back until the burst of events settles.
+            Msg::FileEvent(change) => saves.on(change, Instant::now()),
+            other => msgs.push(other),
+        }
+    }
+    if saves.fire(Instant::now()) {
+        trace::mark("debounced");
+        msgs.push(Msg::Changed);
+    }
+    if last_tick.elapsed() >= tick || (msgs.is_empty() && saves.due().is_none()) {
+        *last_tick = Instant::now();
+        msgs.push(Msg::Tick);
+    }
+    Some(msgs)
+}
+
+/// The session's state for the loop, its intro notes first, and for a
+/// graph problem the follow-ups earlier sessions met.
+fn new_app(config: &Config, problem: Problem, session: Session, solution_dir: PathBuf, notes: Vec<String>) -> App {
+    let lib = fsio::shown(&solution_dir.join("src/lib.rs"));
+    let mut app = App::new(problem, session, solution_dir, fsio::now_ms());
+    app.intro = notes;
+    if app.problem.is_graph() {
+        let (reports, _) = crate::session::report::load_all(&config.reports_dir);
+        app.seen = crate::session::path::seen(&app.problem.id, &reports);
+    }
+    app.intro.push(format!("your solution: {lib} (every save is judged)"));
+    app
+}
+
+/// A flag SIGTERM, SIGHUP and SIGINT set.
+fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, stop.clone()).context("cannot install a signal handler")?;
+    }
+    Ok(stop)
+}
+
 /// Runs a session until the candidate quits; returns the final state and
 /// the path of the last report written.
 pub fn run(
@@ -80,33 +210,23 @@ pub fn run(
             .spawn(move || read_input(tx, input))
             .context("cannot start the input thread")?;
     }
-    let mut writes = Writes::new(config, tx.clone())?;
+    let writes = Writes::new(config, tx.clone())?;
     drop(tx);
 
     let mut terminal = ratatui::init();
     let _restore = Restore;
-    let lib = fsio::shown(&solution_dir.join("src/lib.rs"));
-    let mut app = App::new(problem, session, solution_dir, fsio::now_ms());
-    app.intro = notes;
-    if app.problem.is_graph() {
-        let (reports, _) = crate::session::report::load_all(&config.reports_dir);
-        app.seen = crate::session::path::seen(&app.problem.id, &reports);
-    }
-    app.intro.push(format!("your solution: {lib} (every save is judged)"));
+    let mut app = new_app(config, problem, session, solution_dir, notes);
     if !app.session.is_running() {
-        app.report_path = Some(write_report(config, &app)?);
+        app.report_path = Some(write_report(&config.reports_dir, &app)?);
     }
-    let mut cancel: Option<Arc<AtomicBool>> = None;
+    let mut effects = Effects { cmd_tx, cancel: None, writes, input: &input };
     let mut last_tick = Instant::now();
     let mut saves = watch::Debouncer::default();
     // Set when a verdict arrives, so the trace marks the draw that shows it.
     let mut verdict_arrived = false;
     // Closing the terminal or `kill` ends the session as `q` + `y` would:
     // state and report saved, terminal restored.
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, stop.clone()).context("cannot install a signal handler")?;
-    }
+    let stop = stop_on_signals()?;
     // Debug builds only, for the tests of the panic path: the loop panics
     // once this file exists.
     let panic_file = std::env::var_os("HARNESS_DEBUG_PANIC_FILE").filter(|_| cfg!(debug_assertions));
@@ -127,37 +247,10 @@ pub fn run(
             }
         }
         // The verdict is on screen first; the files follow at once.
-        writes.flush(config, &mut app);
-        let fast = app.busy() || app.runner == app::Runner::Preparing;
-        let tick = if fast { Duration::from_millis(100) } else { Duration::from_millis(1000 - app.now_ms % 1000 + 5) };
-        let mut wait = tick.saturating_sub(last_tick.elapsed().min(tick));
-        if let Some(due) = saves.due() {
-            wait = wait.min(due.saturating_duration_since(Instant::now()));
-        }
-        let first = match if stopping { Ok(Msg::Tick) } else { rx.recv_timeout(wait) } {
-            Ok(m) => Some(m),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => break,
+        effects.writes.flush(&config.reports_dir, &mut app);
+        let Some(msgs) = next_messages(&rx, &app, &mut saves, &mut last_tick, stopping) else {
+            break;
         };
-        let mut msgs: Vec<Msg> = Vec::new();
-        if stopping {
-            msgs.push(Msg::Stop);
-        }
-        for msg in first.into_iter().chain(rx.try_iter()) {
-            match msg {
-                // Held back until the burst of events settles.
-                Msg::FileEvent(change) => saves.on(change, Instant::now()),
-                other => msgs.push(other),
-            }
-        }
-        if saves.fire(Instant::now()) {
-            trace::mark("debounced");
-            msgs.push(Msg::Changed);
-        }
-        if last_tick.elapsed() >= tick || (msgs.is_empty() && saves.due().is_none()) {
-            last_tick = Instant::now();
-            msgs.push(Msg::Tick);
-        }
         for msg in msgs {
             app.now_ms = fsio::now_ms();
             if matches!(msg, Msg::Runner(RunnerMsg::Finished(..) | RunnerMsg::Settled(..))) {
@@ -165,64 +258,15 @@ pub fn run(
                 verdict_arrived = true;
             }
             for effect in app.update(msg) {
-                match effect {
-                    Effect::Run { path } => {
-                        trace::mark("run-requested");
-                        // Anything the runner still does for an older run
-                        // (shrinking its failures) is stale now.
-                        if let Some(old) = &cancel {
-                            old.store(true, Ordering::Relaxed);
-                        }
-                        let flag = Arc::new(AtomicBool::new(false));
-                        cancel = Some(flag.clone());
-                        let _ = cmd_tx.send(RunnerCmd::Run { path, cancel: flag });
-                    }
-                    Effect::Cancel => {
-                        if let Some(flag) = &cancel {
-                            flag.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    // Written once the screen shows what changed (below).
-                    Effect::Persist => writes.state = true,
-                    Effect::Report => writes.report = true,
-                    Effect::Discard => writes.discard = true,
-                    Effect::OpenEditor => {
-                        let file = app.solution_dir.join("src/lib.rs");
-                        let result = suspended(&input, || open_editor(&file));
-                        terminal.clear().ok();
-                        if let Err(e) = result {
-                            app.notify(format!("{e:#}"), false);
-                        }
-                    }
-                    Effect::Export { case, steps } => {
-                        match crate::session::export::write_test(
-                            &app.solution_dir,
-                            &app.problem.signature,
-                            &case,
-                            &steps,
-                        ) {
-                            Ok(e) => {
-                                let mut text = if e.already {
-                                    format!("already exported: {}", fsio::shown(&e.path))
-                                } else {
-                                    format!("exported to {}", fsio::shown(&e.path))
-                                };
-                                if let Some(n) = e.note {
-                                    text.push_str(&format!(" — {n}"));
-                                }
-                                app.notify(text, true);
-                            }
-                            Err(e) => app.notify(format!("export failed: {e:#}"), false),
-                        }
-                    }
-                    Effect::Quit => break 'outer,
+                if effects.apply(effect, &mut app, &mut terminal) {
+                    break 'outer;
                 }
             }
         }
     }
-    writes.finish(config, &mut app);
+    effects.writes.finish(&config.reports_dir, &mut app);
     // Whatever still runs for this session ends with it.
-    if let Some(flag) = &cancel {
+    if let Some(flag) = &effects.cancel {
         flag.store(true, Ordering::Relaxed);
     }
     compile::stop_all_builds();
@@ -237,7 +281,7 @@ pub fn run(
 /// show the next verdict. Saves go out in order, and only the newest of
 /// those waiting is written. Reports (one per gate passed) are written
 /// here, after the draw.
-struct Writes {
+pub struct Writes {
     state: bool,
     report: bool,
     /// The session is discarded: nothing more is written, and what was is
@@ -247,6 +291,7 @@ struct Writes {
 }
 
 impl Writes {
+    /// With a saving thread, so that a state save never holds up a draw.
     fn new(config: &Config, tx: Sender<Msg>) -> Result<Writes> {
         let (state_tx, state_rx) = mpsc::channel::<Session>();
         let dir = config.reports_dir.clone();
@@ -267,49 +312,142 @@ impl Writes {
         Ok(Writes { state: false, report: false, discard: false, saver: Some((state_tx, handle)) })
     }
 
-    fn flush(&mut self, config: &Config, app: &mut App) {
+    /// Without a saving thread: `flush` writes the state itself. For a
+    /// loop driven by a test, which reads the files at once.
+    pub fn synchronous() -> Writes {
+        Writes { state: false, report: false, discard: false, saver: None }
+    }
+
+    /// Notes the write an effect asks for (`Persist`, `Report`,
+    /// `Discard`); any other effect is not a write and changes nothing.
+    pub fn ask(&mut self, effect: &Effect) {
+        match effect {
+            Effect::Persist => self.state = true,
+            Effect::Report => self.report = true,
+            Effect::Discard => self.discard = true,
+            _ => {}
+        }
+    }
+
+    /// Writes what was asked for since the last flush: the state (through
+    /// the saver, or here without one) and the report. A failure is told
+    /// on screen (and makes this `false`); nothing is lost, the next save
+    /// tries again.
+    pub fn flush(&mut self, reports_dir: &Path, app: &mut App) -> bool {
         if self.discard {
             (self.state, self.report) = (false, false);
         }
         if self.state || self.report {
             app.before_writes();
         }
-        if std::mem::take(&mut self.state)
-            && let Some((tx, _)) = &self.saver
-            && tx.send(app.session.clone()).is_err()
-            && let Err(e) = report::save_state(&config.reports_dir, &app.session)
-        {
-            app.notify(format!("cannot save the session: {e:#}"), false);
-        }
-        if std::mem::take(&mut self.report) {
-            match write_report(config, app) {
-                Ok(path) => app.report_path = Some(path),
-                Err(e) => app.notify(format!("cannot write the report: {e:#}"), false),
+        let mut written = true;
+        if std::mem::take(&mut self.state) {
+            let queued = self.saver.as_ref().is_some_and(|(tx, _)| tx.send(app.session.clone()).is_ok());
+            if !queued && let Err(e) = report::save_state(reports_dir, &app.session) {
+                app.notify(format!("cannot save the session: {e:#}"), false);
+                written = false;
             }
         }
+        if std::mem::take(&mut self.report) {
+            match write_report(reports_dir, app) {
+                Ok(path) => app.report_path = Some(path),
+                Err(e) => {
+                    app.notify(format!("cannot write the report: {e:#}"), false);
+                    written = false;
+                }
+            }
+        }
+        written
     }
 
     /// Writes what is still asked for and waits until every state save
     /// is on disk.
-    fn finish(mut self, config: &Config, app: &mut App) {
-        self.flush(config, app);
+    pub fn finish(mut self, reports_dir: &Path, app: &mut App) {
+        self.flush(reports_dir, app);
         if let Some((tx, handle)) = self.saver.take() {
             drop(tx);
             let _ = handle.join();
         }
         if self.discard {
             app.report_path = None;
-            if let Err(e) = report::forget(&config.reports_dir, &app.session) {
+            if let Err(e) = report::forget(reports_dir, &app.session) {
                 eprintln!("warning: {e:#}");
             }
         }
     }
 }
 
-fn write_report(config: &Config, app: &App) -> Result<PathBuf> {
+fn write_report(reports_dir: &Path, app: &App) -> Result<PathBuf> {
     let report =
         Report::from_session(&app.session, &app.problem, app.now_ms, crate::session::score::score_of(&app.session));
-    report::write(&config.reports_dir, &report)
+    report::write(reports_dir, &report)
+}
+
+/// Measures the reference's scale curves gate by gate, at a low priority,
+/// yielding to every save (`busy`) and starting a gate again after one.
+fn warm_curves(judge: &Judge, busy: &AtomicBool) {
+    let _ = rustix::process::setpriority_process(None, 10);
+    for g in judge.gates.clone() {
+        loop {
+            while busy.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            if judge.warm_scale(&[g], busy).is_err() || !busy.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+    }
+}
+
+/// What a save's judging leaves to say once it returns: nothing more when
+/// its outcome was settled on the way (the shrinking goes to the refiner),
+/// else the settled outcome, the whole verdict, a cancel or an error.
+/// `sent`: whether the verdict and the settled outcome went out already.
+fn finish_run(
+    result: Result<(Evaluation, Option<Unshrunk>)>,
+    sent: (bool, bool),
+    cancel: Arc<AtomicBool>,
+    sources: Vec<SourceFile>,
+    refine_tx: &Sender<(Unshrunk, Arc<AtomicBool>)>,
+    send: &dyn Fn(RunnerMsg),
+) {
+    let (verdict, settled) = sent;
+    match (result, cancel.load(Ordering::Relaxed)) {
+        // Once the outcome is settled, what remains (shrinking) only
+        // refines it, on the refiner's thread.
+        (Ok((_, Some(unshrunk))), false) if settled => {
+            let _ = refine_tx.send((unshrunk, cancel));
+        }
+        (_, _) if settled => trace::mark("quiet"),
+        (_, true) => send(RunnerMsg::Cancelled),
+        (Ok((eval, unshrunk)), false) if verdict => {
+            send(RunnerMsg::Settled(Box::new(eval)));
+            match unshrunk {
+                Some(u) => {
+                    let _ = refine_tx.send((u, cancel));
+                }
+                None => trace::mark("quiet"),
+            }
+        }
+        (Ok((eval, _)), false) => {
+            trace::mark("verdict-sent");
+            send(RunnerMsg::Finished(Box::new(eval), sources));
+            trace::mark("quiet");
+        }
+        (Err(e), false) => {
+            send(RunnerMsg::Error(format!("{e:#}")));
+            trace::mark("quiet");
+        }
+    }
+}
+
+/// Starts the refiner, which shrinks a settled save's failures; its
+/// sender.
+fn start_refiner(judge: &Arc<Judge>, tx: &Sender<Msg>) -> std::io::Result<Sender<(Unshrunk, Arc<AtomicBool>)>> {
+    let (refine_tx, refine_rx) = mpsc::channel();
+    let (judge, tx) = (judge.clone(), tx.clone());
+    std::thread::Builder::new().name("refiner".into()).spawn(move || refiner(&judge, refine_rx, tx))?;
+    Ok(refine_tx)
 }
 
 /// The runner: prepares the judge once, then builds and judges on request.
@@ -331,14 +469,10 @@ fn runner(
         Ok(j) => Arc::new(j),
         Err(e) => return send(RunnerMsg::Failed(format!("{e:#}"))),
     };
-    let (refine_tx, refine_rx) = mpsc::channel();
-    {
-        let (judge, tx) = (judge.clone(), tx.clone());
-        if let Err(e) = std::thread::Builder::new().name("refiner".into()).spawn(move || refiner(&judge, refine_rx, tx))
-        {
-            return send(RunnerMsg::Failed(format!("cannot start the refiner thread: {e}")));
-        }
-    }
+    let refine_tx = match start_refiner(&judge, &tx) {
+        Ok(refine_tx) => refine_tx,
+        Err(e) => return send(RunnerMsg::Failed(format!("cannot start the refiner thread: {e}"))),
+    };
     // While the candidate reads, the reference's scale curves are measured
     // (gate by gate, in the file's order), so a save whose cases pass
     // measures only the candidate. It yields to every save: `busy` is set
@@ -346,19 +480,7 @@ fn runner(
     let busy = Arc::new(AtomicBool::new(false));
     {
         let (judge, busy) = (judge.clone(), busy.clone());
-        let warm = move || {
-            let _ = rustix::process::setpriority_process(None, 10);
-            for g in judge.gates.clone() {
-                loop {
-                    while busy.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(25));
-                    }
-                    if judge.warm_scale(&[g], &busy).is_err() || !busy.load(Ordering::Relaxed) {
-                        break;
-                    }
-                }
-            }
-        };
+        let warm = move || warm_curves(&judge, &busy);
         if let Err(e) = std::thread::Builder::new().name("warmer".into()).spawn(warm) {
             return send(RunnerMsg::Failed(format!("cannot start the warming thread: {e}")));
         }
@@ -422,33 +544,8 @@ fn runner(
         };
         let result = judge.judge_build(build, &path, &cancel, &progress, Some(&stages));
         trace::mark("run-end");
-        match (result, cancel.load(Ordering::Relaxed)) {
-            // Once the outcome is settled, what remains (shrinking) only
-            // refines it, on the refiner's thread.
-            (Ok((_, Some(unshrunk))), false) if settled_sent.get() => {
-                let _ = refine_tx.send((unshrunk, cancel));
-            }
-            (_, _) if settled_sent.get() => trace::mark("quiet"),
-            (_, true) => send(RunnerMsg::Cancelled),
-            (Ok((eval, unshrunk)), false) if verdict_sent.get() => {
-                send(RunnerMsg::Settled(Box::new(eval)));
-                match unshrunk {
-                    Some(u) => {
-                        let _ = refine_tx.send((u, cancel));
-                    }
-                    None => trace::mark("quiet"),
-                }
-            }
-            (Ok((eval, _)), false) => {
-                trace::mark("verdict-sent");
-                send(RunnerMsg::Finished(Box::new(eval), sources));
-                trace::mark("quiet");
-            }
-            (Err(e), false) => {
-                send(RunnerMsg::Error(format!("{e:#}")));
-                trace::mark("quiet");
-            }
-        }
+        let sent = (verdict_sent.get(), settled_sent.get());
+        finish_run(result, sent, cancel, sources, &refine_tx, &send);
     }
 }
 

@@ -5,11 +5,12 @@
 //!
 //! [`Ready::update`] takes a key; [`draw`] is pure.
 
+use crate::ui::theme;
 use anyhow::Result;
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
@@ -78,13 +79,10 @@ pub fn draw(frame: &mut Frame, app: &Ready) {
              discard it instead).",
         ),
     ];
-    let block = Block::default().borders(Borders::ALL).border_style(Style::default().fg(Color::Cyan));
+    let block = Block::default().borders(Borders::ALL).border_style(theme::info());
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: true }), body);
     frame.render_widget(
-        Paragraph::new(Line::styled(
-            " Enter start the clock · q leave (nothing is recorded)",
-            Style::default().fg(Color::DarkGray),
-        )),
+        Paragraph::new(Line::styled(" Enter start the clock · q leave (nothing is recorded)", theme::dim())),
         footer,
     );
 }

@@ -1,18 +1,14 @@
-//! Rendering an [`Evaluation`] for people (text, optionally coloured) and
-//! for programs (`--json`, schema in the README).
+//! Rendering an [`Evaluation`] for people: `check`'s text, optionally
+//! coloured, and the transcript diffs the TUI shares. (`--json` is
+//! `session::check_report`.)
 
 use std::fmt::Write as _;
 
-use serde_json::{Value as Json, json};
-
+use crate::base::diag::strip_ansi;
 use crate::judge::evaluate::Evaluation;
 use crate::judge::scale;
 use crate::judge::suite::{Case, CaseKind, CaseResult, SHRUNK_PER_GATE};
 use crate::problem::model::Problem;
-use crate::problem::ty::to_json;
-
-/// Version of the `--json` output of `check`.
-pub const CHECK_FORMAT_VERSION: u32 = 1;
 
 /// The two transcripts of a failing case, up to the failing operation:
 /// expected and actual, one `op(args) -> result` line per operation.
@@ -123,50 +119,7 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, path: &[usize], color: 
         }
         scale_text(&mut out, &p, g);
         for (case, r) in &g.failures {
-            let _ = writeln!(
-                out,
-                "  {} {}{} — {}",
-                p.c("31", "✗"),
-                case.name,
-                kind_label(case),
-                p.c("1", r.verdict.name())
-            );
-            // A message of several lines (a concurrent case's timeline)
-            // keeps its indentation under the case.
-            let _ = writeln!(out, "      {}", r.message.replace('\n', "\n        "));
-            match (r.shrunk_from, &case.kind) {
-                (Some(n), _) => {
-                    let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
-                }
-                (None, CaseKind::Generated { .. }) if !crate::judge::threads::is_plan_steps(&case.steps) => {
-                    let _ = writeln!(
-                        out,
-                        "      (not shrunk, {} operations: only the first {SHRUNK_PER_GATE} per gate are; \
-                         `--json` lists its ops for `harness replay --ops`)",
-                        r.steps.len() - 1
-                    );
-                }
-                _ => {}
-            }
-            for (sign, line) in transcript_diff(r) {
-                let line = format!("{sign} {line}");
-                let painted = match sign {
-                    '-' => p.c("31", &line),
-                    '+' => p.c("32", &line),
-                    _ => line,
-                };
-                let _ = writeln!(out, "      {painted}");
-            }
-            if !r.output.trim().is_empty() {
-                let _ = writeln!(out, "      output:");
-                for line in r.output.lines().take(12) {
-                    let _ = writeln!(out, "      │ {line}");
-                }
-                let more = r.output.lines().count().saturating_sub(12);
-                if more > 0 || r.output_dropped > 0 {
-                    let _ = writeln!(out, "      │ … ({more} more lines, {} bytes dropped)", r.output_dropped);
-                }
-            }
+            failure_text(&mut out, &p, case, r);
         }
     }
     let passed = eval.gates_passed();
@@ -181,6 +134,48 @@ pub fn render_text(problem: &Problem, eval: &Evaluation, path: &[usize], color: 
     };
     let _ = writeln!(out, "\nresult: {verdict}");
     out
+}
+
+/// One failing case under its gate: its verdict and message, whether it
+/// was shrunk, the transcript's diff and what the case printed.
+fn failure_text(out: &mut String, p: &Paint, case: &Case, r: &CaseResult) {
+    let _ = writeln!(out, "  {} {}{} — {}", p.c("31", "✗"), case.name, kind_label(case), p.c("1", r.verdict.name()));
+    // A message of several lines (a concurrent case's timeline)
+    // keeps its indentation under the case.
+    let _ = writeln!(out, "      {}", r.message.replace('\n', "\n        "));
+    match (r.shrunk_from, &case.kind) {
+        (Some(n), _) => {
+            let _ = writeln!(out, "      (shrunk from {} to {} operations)", n - 1, r.steps.len() - 1);
+        }
+        (None, CaseKind::Generated { .. }) if !crate::judge::threads::is_plan_steps(&case.steps) => {
+            let _ = writeln!(
+                out,
+                "      (not shrunk, {} operations: only the first {SHRUNK_PER_GATE} per gate are; \
+                 `--json` lists its ops for `harness replay --ops`)",
+                r.steps.len() - 1
+            );
+        }
+        _ => {}
+    }
+    for (sign, line) in transcript_diff(r) {
+        let line = format!("{sign} {line}");
+        let painted = match sign {
+            '-' => p.c("31", &line),
+            '+' => p.c("32", &line),
+            _ => line,
+        };
+        let _ = writeln!(out, "      {painted}");
+    }
+    if !r.output.trim().is_empty() {
+        let _ = writeln!(out, "      output:");
+        for line in r.output.lines().take(12) {
+            let _ = writeln!(out, "      │ {line}");
+        }
+        let more = r.output.lines().count().saturating_sub(12);
+        if more > 0 || r.output_dropped > 0 {
+            let _ = writeln!(out, "      │ … ({more} more lines, {} bytes dropped)", r.output_dropped);
+        }
+    }
 }
 
 /// A gate's counts: its cases, then its cost checks, which are measured only
@@ -246,99 +241,6 @@ pub fn cost_text(unit: &str, v: f64) -> String {
     } else {
         format!("{v:.0} ns")
     }
-}
-
-/// Removes ANSI escape sequences.
-pub fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' && chars.peek() == Some(&'[') {
-            chars.next();
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A case's operations as `harness replay --ops` reads them.
-pub fn ops_json(result: &CaseResult) -> Json {
-    Json::Array(
-        result
-            .steps
-            .iter()
-            .map(|s| json!({ "op": s.call.op, "args": s.call.args.iter().map(to_json).collect::<Vec<_>>() }))
-            .collect(),
-    )
-}
-
-/// The `--json` report of `check`.
-/// `path` is the path judged (`eval` covers it, or its first gates).
-pub fn render_json(problem: &Problem, solution: &std::path::Path, eval: &Evaluation, path: &[usize]) -> Json {
-    let gates: Vec<Json> = eval
-        .gates
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let failures: Vec<Json> = g
-                .failures
-                .iter()
-                .map(|(case, r)| {
-                    json!({
-                        "case": case.name,
-                        "kind": match case.kind { CaseKind::Fixed => "fixed", CaseKind::Generated { .. } => "generated" },
-                        "seed": match case.kind { CaseKind::Generated { seed } => json!(format!("{seed:#018x}")), CaseKind::Fixed => Json::Null },
-                        "verdict": r.verdict,
-                        "message": r.message,
-                        "op_index": r.failed_at,
-                        "ops": ops_json(r),
-                        "expected": r.steps.iter().map(|s| to_json(&s.expect)).collect::<Vec<_>>(),
-                        "actual": r.actual.iter().map(to_json).collect::<Vec<_>>(),
-                        "output": r.output,
-                        "shrunk_from": r.shrunk_from.map(|n| n - 1),
-                    })
-                })
-                .collect();
-            json!({
-                "gate": g.gate,
-                "position": i + 1,
-                "title": g.title,
-                "passed": g.all_passed(),
-                "cases_total": g.cases_total(),
-                "cases_passed": g.cases_passed(),
-                "failures": failures,
-                "scale": g.scale,
-                "scale_skipped": g.scale_skipped,
-            })
-        })
-        .collect();
-    json!({
-        "format_version": CHECK_FORMAT_VERSION,
-        "problem": problem.id,
-        "path": path,
-        "solution": solution.display().to_string(),
-        "build": {
-            "ok": eval.build.ok,
-            "duration_ms": eval.build.duration.as_millis() as u64,
-            "failure": eval.build.failure,
-            "errors": eval.build.diagnostics.iter().filter(|d| d.level == "error").map(|d| json!({
-                "message": d.message,
-                "file": d.file,
-                "line": d.line,
-                "column": d.column,
-                "rendered": strip_ansi(&d.rendered),
-            })).collect::<Vec<_>>(),
-        },
-        "gates": gates,
-        "gates_passed": eval.gates_passed(),
-        "passed": eval.all_passed(),
-    })
 }
 
 #[cfg(test)]

@@ -5,9 +5,10 @@
 //! On log-log axes a cost that grows like n^k is a straight line of slope
 //! k, so "yours climbs, the reference stays flat" is visible at a glance.
 
+use crate::ui::theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Wrap};
@@ -20,11 +21,7 @@ use crate::ui::results::cost_text;
 pub fn gate_lines(gate: &GateResult, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for s in &gate.scale {
-        let (mark, style) = if s.passed() {
-            ("✓", Style::default().fg(Color::Green))
-        } else {
-            ("✗", Style::default().fg(Color::Red))
-        };
+        let (mark, style) = if s.passed() { ("✓", theme::ok()) } else { ("✗", theme::bad()) };
         // Read as a sentence, as `check` prints it.
         let text = if s.passed() {
             format!("    {}", crate::ui::results::cost_sentence(s))
@@ -38,16 +35,11 @@ pub fn gate_lines(gate: &GateResult, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(spans));
     }
     for name in &gate.scale_pending {
-        lines.push(Line::styled(
-            clip(&format!("    cost: {name} · measuring…"), width),
-            Style::default().fg(Color::Yellow),
-        ));
+        lines.push(Line::styled(clip(&format!("    cost: {name} · measuring…"), width), theme::pending()));
     }
     for name in &gate.scale_skipped {
-        lines.push(Line::styled(
-            clip(&format!("    cost: {name} · measured once the cases pass"), width),
-            Style::default().fg(Color::DarkGray),
-        ));
+        lines
+            .push(Line::styled(clip(&format!("    cost: {name} · measured once the cases pass"), width), theme::dim()));
     }
     lines
 }
@@ -62,46 +54,52 @@ fn clip(s: &str, n: usize) -> String {
 
 /// The detail of one failing scale check: message, chart and table.
 pub fn draw(frame: &mut Frame, area: Rect, s: &ScaleResult) {
-    let block =
-        Block::default().borders(Borders::TOP).border_style(Style::default().fg(Color::DarkGray)).title(" cost ");
+    let block = Block::default().borders(Borders::TOP).border_style(theme::dim()).title(" cost ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let head = vec![
         Line::styled(format!("cost: {}", s.name), Style::default().add_modifier(Modifier::BOLD)),
         Line::from(vec![
-            Span::styled(format!("{} ", s.verdict), Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
+            Span::styled(format!("{} ", s.verdict), theme::bad().add_modifier(Modifier::BOLD)),
             Span::raw(s.message.clone()),
         ]),
         Line::from(vec![
-            Span::styled(
-                if s.unit == "bytes" { "live bytes" } else { "cost per call" },
-                Style::default().fg(Color::DarkGray),
-            ),
-            Span::styled(" against n, log-log: ", Style::default().fg(Color::DarkGray)),
-            Span::styled("yours", Style::default().fg(Color::Red)),
-            Span::styled(" · ", Style::default().fg(Color::DarkGray)),
-            Span::styled("reference", Style::default().fg(Color::Green)),
+            Span::styled(if s.unit == "bytes" { "live bytes" } else { "cost per call" }, theme::dim()),
+            Span::styled(" against n, log-log: ", theme::dim()),
+            Span::styled("yours", theme::bad()),
+            Span::styled(" · ", theme::dim()),
+            Span::styled("reference", theme::ok()),
         ]),
     ];
     let table = table_lines(s);
-    let msg_rows = (s.message.chars().count() as u16 / inner.width.max(1)) + 4;
+    let head = Paragraph::new(head).wrap(Wrap { trim: false });
+    let msg_rows = head.line_count(inner.width) as u16 + 1;
     let [text_area, rest] = Layout::vertical([Constraint::Length(msg_rows), Constraint::Min(0)]).areas(inner);
-    frame.render_widget(Paragraph::new(head).wrap(Wrap { trim: false }), text_area);
+    frame.render_widget(head, text_area);
     let table_width = table.iter().map(|l| l.width() as u16).max().unwrap_or(0) + 2;
-    let [chart_area, table_area] =
-        Layout::horizontal([Constraint::Min(20), Constraint::Length(table_width)]).areas(rest);
-    frame.render_widget(Paragraph::new(table), table_area);
-    draw_chart(frame, chart_area, s);
+    let table_height = table.len() as u16;
+    // The table holds the figures, the chart only draws them: in a narrow
+    // pane the chart goes below the table, or goes, and no column is cut.
+    if rest.width >= table_width + 20 {
+        let [chart_area, table_area] =
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(table_width)]).areas(rest);
+        frame.render_widget(Paragraph::new(table), table_area);
+        draw_chart(frame, chart_area, s);
+    } else {
+        let [table_area, chart_area] =
+            Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(rest);
+        frame.render_widget(Paragraph::new(table), table_area);
+        draw_chart(frame, chart_area, s);
+    }
 }
 
 fn table_lines(s: &ScaleResult) -> Vec<Line<'static>> {
-    let mut lines =
-        vec![Line::styled(format!("{:>6} {:>10} {:>10}", "n", "yours", "ref"), Style::default().fg(Color::DarkGray))];
+    let mut lines = vec![Line::styled(format!("{:>6} {:>10} {:>10}", "n", "yours", "ref"), theme::dim())];
     for p in &s.points {
         let yours = p.yours.map_or("stopped".to_string(), |y| cost_text(&s.unit, y));
         lines.push(Line::from(format!("{:>6} {:>10} {:>10}", size_text(p.n), yours, cost_text(&s.unit, p.reference))));
     }
-    lines.push(Line::styled(format!("({})", s.unit), Style::default().fg(Color::DarkGray)));
+    lines.push(Line::styled(format!("({})", s.unit), theme::dim()));
     lines
 }
 
@@ -127,13 +125,13 @@ fn draw_chart(frame: &mut Frame, area: Rect, s: &ScaleResult) {
             .name("yours")
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
-            .style(Style::default().fg(Color::Red))
+            .style(theme::bad())
             .data(&yours),
         Dataset::default()
             .name("reference")
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
-            .style(Style::default().fg(Color::Green))
+            .style(theme::ok())
             .data(&reference),
     ];
     let label = |v: f64| cost_text(&s.unit, 10f64.powf(v));
@@ -142,11 +140,9 @@ fn draw_chart(frame: &mut Frame, area: Rect, s: &ScaleResult) {
             Axis::default()
                 .bounds([x0, x1.max(x0 + 0.1)])
                 .labels([size_text(first), size_text(last)])
-                .style(Style::default().fg(Color::DarkGray)),
+                .style(theme::dim()),
         )
-        .y_axis(
-            Axis::default().bounds([y0, y1]).labels([label(y0), label(y1)]).style(Style::default().fg(Color::DarkGray)),
-        );
+        .y_axis(Axis::default().bounds([y0, y1]).labels([label(y0), label(y1)]).style(theme::dim()));
     frame.render_widget(chart, area);
 }
 

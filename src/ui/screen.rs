@@ -1,15 +1,18 @@
-//! One loop for the small full-screen steps before a session (the first
-//! ninety seconds, the mock's ready screen): take the terminal, draw, feed
-//! keys, give the terminal back however the step ends.
+//! One loop for the full-screen TUIs other than a session's (the first
+//! ninety seconds, the mock's ready screen, the drill, the report review):
+//! take the terminal, draw, feed keys, give the terminal back however it
+//! ends. (A session's loop also waits on the runner and the file watcher:
+//! `ui::practice`.)
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyEvent};
+use ratatui::crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
-/// Runs `state` until `done` says so: `tick` before each draw (clocks),
-/// `on_key` for each key event.
+/// Runs `state` until `done` says so: `tick` before each draw (clocks, at
+/// least four times a second), `on_key` for each key pressed (a release,
+/// which some terminals report, is not a key).
 pub fn run<S>(
     state: &mut S,
     draw: impl Fn(&mut Frame, &S),
@@ -27,6 +30,7 @@ pub fn run<S>(
             }
             if event::poll(Duration::from_millis(250)).context("cannot read the terminal")?
                 && let Event::Key(key) = event::read().context("cannot read the terminal")?
+                && key.kind != KeyEventKind::Release
             {
                 on_key(state, key);
             }

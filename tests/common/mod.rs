@@ -90,6 +90,19 @@ pub fn versioned_kv_project(target: &str) -> tempfile::TempDir {
     dir
 }
 
+/// Builds a problem's crate (reference, alternate, mutant) and says how to
+/// run it; the private copy of the library lives as long as the first value.
+pub fn build_lib(
+    config: &harness::base::config::Config,
+    problem: &Problem,
+    dir: &Path,
+) -> (harness::judge::compile::LoadedLib, harness::judge::sandbox::Target) {
+    let build = harness::judge::compile::build(config, dir).unwrap();
+    let lib = build.lib.unwrap_or_else(|| panic!("{} does not build: {:?}", dir.display(), build.failure));
+    let target = harness::judge::evaluate::target(config, problem, &lib);
+    (lib, target)
+}
+
 pub fn versioned_kv() -> Problem {
     Problem::load(&root().join("problems"), "versioned_kv").unwrap()
 }

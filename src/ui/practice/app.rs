@@ -643,7 +643,11 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
             .iter()
             .cloned()
             .chain(
-                eval.build.diagnostics.iter().filter(|d| d.level == "error").map(|d| results::strip_ansi(&d.rendered)),
+                eval.build
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.level == "error")
+                    .map(|d| crate::base::diag::strip_ansi(&d.rendered)),
             )
             .collect(),
         gates: eval.gates.iter().map(|g| (g.gate, g.passed, g.total)).collect(),
@@ -657,7 +661,7 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
                 verdict: r.verdict,
                 message: r.message.clone(),
                 diff: results::transcript_diff(r).into_iter().map(|(sign, line)| format!("{sign} {line}")).collect(),
-                ops: match results::ops_json(r) {
+                ops: match crate::session::check_report::ops_json(r) {
                     serde_json::Value::Array(ops) => ops,
                     _ => Vec::new(),
                 },

@@ -1,5 +1,6 @@
 //! Drawing: a pure function of the [`App`] state.
 
+use crate::ui::theme::{self, pane, truncate};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -121,7 +122,7 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     for extra in [format!("· {mode} "), format!("· {} ", app.problem.id)] {
         if used + extra.chars().count() <= room {
             used += extra.chars().count();
-            title.push(Span::styled(extra, Style::default().fg(Color::DarkGray)));
+            title.push(Span::styled(extra, theme::dim()));
         }
     }
     let title = Line::from(title);
@@ -135,13 +136,13 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     for (i, g) in s.gates.iter().enumerate() {
         let n = i + 1;
         let (mark, style) = if g.passed_at_ms.is_some() && s.passing[i] {
-            ("●", Style::default().fg(Color::Green))
+            ("●", theme::ok())
         } else if g.passed_at_ms.is_some() {
-            ("●", Style::default().fg(Color::Red))
+            ("●", theme::bad())
         } else if n == s.gate {
-            ("◐", Style::default().fg(Color::Yellow))
+            ("◐", theme::pending())
         } else {
-            ("○", Style::default().fg(Color::DarkGray))
+            ("○", theme::dim())
         };
         spans.push(Span::styled(mark, style));
     }
@@ -153,7 +154,7 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     }
     for (i, g) in s.gates.iter().enumerate() {
         if let Some(at) = g.passed_at_ms {
-            spans.push(Span::styled(format!("g{} {}  ", i + 1, clock(at)), Style::default().fg(Color::Green)));
+            spans.push(Span::styled(format!("g{} {}  ", i + 1, clock(at)), theme::ok()));
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), bottom);
@@ -168,32 +169,41 @@ fn pace_label(app: &App) -> Option<Span<'static>> {
     }
     let elapsed = s.elapsed_ms(app.now_ms);
     Some(if elapsed <= target {
-        Span::styled(format!("on pace ({} to gate target)", clock(target - elapsed)), Style::default().fg(Color::Green))
+        Span::styled(format!("on pace ({} to gate target)", clock(target - elapsed)), theme::ok())
     } else {
-        Span::styled(format!("behind pace by {}", clock(elapsed - target)), Style::default().fg(Color::Red))
+        Span::styled(format!("behind pace by {}", clock(elapsed - target)), theme::bad())
     })
-}
-
-fn pane(title: Line<'static>, focused: bool) -> Block<'static> {
-    let style = if focused { Style::default().fg(Color::Cyan) } else { Style::default().fg(Color::DarkGray) };
-    Block::default().borders(Borders::ALL).border_type(BorderType::Rounded).border_style(style).title(title)
 }
 
 fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
     let n = app.statement_gate;
     // `n` is a position on the session's path; the gate there is drawn.
     let gate = &app.problem.gates[app.session.gate_at(n) - 1];
-    let mut title =
-        vec![Span::styled(format!(" Gate {n}: {} ", gate.title), Style::default().add_modifier(Modifier::BOLD))];
-    if app.session.gate > 1 {
-        title.push(Span::styled(
-            format!("{}{} ", if n > 1 { "◀ " } else { "  " }, if n < app.session.gate { "▶" } else { " " }),
-            Style::default().fg(Color::DarkGray),
-        ));
+    // A title too long for the pane's border moves into the pane, wrapped,
+    // and the border keeps "Gate n" (with the arrows), so nothing is cut.
+    let arrows = if app.session.gate > 1 {
+        format!("{}{} ", if n > 1 { "◀ " } else { "  " }, if n < app.session.gate { "▶" } else { " " })
+    } else {
+        String::new()
+    };
+    let full = format!(" Gate {n}: {} ", gate.title);
+    let fits = full.chars().count() + arrows.trim_end().chars().count() + 2 <= area.width as usize;
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut title = vec![Span::styled(if fits { full } else { format!(" Gate {n} ") }, bold)];
+    if !arrows.is_empty() {
+        title.push(Span::styled(arrows, theme::dim()));
     }
     let block = pane(Line::from(title), app.focus == Focus::Statement);
-    // Revealed hints come first, where they are seen at once.
     let mut lines = Vec::new();
+    if !fits {
+        lines.extend(crate::ui::wrap::under_itself(
+            &Line::styled(gate.title.clone(), bold),
+            0,
+            area.width.saturating_sub(2) as usize,
+        ));
+        lines.push(Line::default());
+    }
+    // Revealed hints come first, where they are seen at once.
     for (i, hint) in gate.hints.iter().take(app.session.hints_used(n)).enumerate() {
         lines.push(Line::from(vec![
             Span::styled(format!("Hint {}: ", i + 1), Style::default().fg(Color::Magenta).add_modifier(Modifier::BOLD)),
@@ -215,7 +225,7 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
         ((app.session.gate + 1)..=app.session.gate_count).map(|g| format!("gate {g} 🔒")).collect();
     if !locked.is_empty() && n == app.session.gate {
         lines.push(Line::default());
-        lines.push(Line::styled(format!("Locked: {}", locked.join(" · ")), Style::default().fg(Color::DarkGray)));
+        lines.push(Line::styled(format!("Locked: {}", locked.join(" · ")), theme::dim()));
     }
     app.statement_scroll.render(frame, area, lines, Some(block));
 }
@@ -223,8 +233,8 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
 fn status_line(app: &App, width: usize) -> Line<'static> {
     let spin = SPINNER[app.frame % SPINNER.len()];
     let secs = |since: u64| app.now_ms.saturating_sub(since) as f64 / 1000.0;
-    let busy = Style::default().fg(Color::Yellow);
-    let dim = Style::default().fg(Color::DarkGray);
+    let busy = theme::pending();
+    let dim = theme::dim();
     match app.runner {
         Runner::Preparing => Line::styled(format!("{spin} preparing: building the reference and the cases…"), busy),
         Runner::Compiling { since_ms } => Line::styled(format!("{spin} compiling… {:.1} s", secs(since_ms)), busy),
@@ -248,7 +258,7 @@ fn status_line(app: &App, width: usize) -> Line<'static> {
             None => Line::styled("idle: save a file under the solution to judge it", dim),
             Some(e) if !e.build.ok => Line::styled(
                 format!("✗ build failed ({:.2} s)", e.build.duration.as_secs_f64()),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+                theme::bad().add_modifier(Modifier::BOLD),
             ),
             Some(e) => {
                 let cases: usize = e.gates.iter().map(|g| g.total).sum();
@@ -281,14 +291,14 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     // Short rows keep the intro only until the first verdict needs them.
     let intro: &[String] = if roomy || app.last.is_none() { &app.intro } else { &[] };
     for note in intro {
-        top.extend(wrapped(note, width, Style::default().fg(Color::Cyan)));
+        top.extend(wrapped(note, width, theme::info()));
     }
     if !intro.is_empty() && roomy {
         top.push(Line::default());
     }
     top.push(status_line(app, width));
     if let Some(err) = &app.error {
-        top.extend(wrapped(&format!("error: {err}"), width, Style::default().fg(Color::Red)));
+        top.extend(wrapped(&format!("error: {err}"), width, theme::bad()));
     }
     let Some(eval) = &app.last else {
         frame.render_widget(Paragraph::new(top).wrap(Wrap { trim: false }), inner);
@@ -315,42 +325,11 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
         let cases: usize = eval.gates[..collapsed].iter().map(|g| g.total).sum();
         top.push(Line::styled(
             format!("✓ gates 1–{collapsed} pass ({cases} cases)"),
-            Style::default().fg(Color::Green).add_modifier(Modifier::BOLD),
+            theme::ok().add_modifier(Modifier::BOLD),
         ));
     }
     for g in eval.gates.iter().skip(if collapsed >= 2 { collapsed } else { 0 }) {
-        let passed = g.all_passed();
-        let position = app.position_of(g.gate);
-        let regressed = !passed && app.session.gates.get(position - 1).is_some_and(|s| s.passed_at_ms.is_some());
-        let (mark, style) = if passed {
-            ("✓", Style::default().fg(Color::Green))
-        } else if g.measuring() && g.failures.is_empty() {
-            ("…", Style::default().fg(Color::Yellow))
-        } else {
-            ("✗", Style::default().fg(Color::Red))
-        };
-        // The counts come before the title, so a narrow pane cuts the title.
-        let head = format!("{mark} gate {position} ");
-        // Cases and cost checks are counted apart, as `check` counts them:
-        // "27/27 · cost 1/1"; a cost check not yet measured (being measured,
-        // or waiting for the cases) is not counted (its line below says so).
-        let mut counts = format!("{:>7}", format!("{}/{}", g.cases_passed(), g.cases_total()));
-        if !g.measuring() && g.scale_skipped.is_empty() && !g.scale.is_empty() {
-            let ok = g.scale.iter().filter(|s| s.passed()).count();
-            counts.push_str(&format!(" · cost {ok}/{}", g.scale.len()));
-        }
-        counts.push(' ');
-        let flag = if regressed { " regression" } else { "" };
-        let room = width.saturating_sub(head.chars().count() + counts.chars().count() + flag.chars().count());
-        let mut spans = vec![
-            Span::styled(head, style.add_modifier(Modifier::BOLD)),
-            Span::styled(counts, style),
-            Span::raw(truncate(&g.title, room)),
-        ];
-        if regressed {
-            spans.push(Span::styled(flag, Style::default().fg(Color::White).bg(Color::Red)));
-        }
-        top.push(Line::from(spans));
+        top.push(gate_line(app, g, width));
         top.extend(crate::ui::scale_chart::gate_lines(g, inner.width as usize));
     }
     let failures = app.failures();
@@ -369,18 +348,7 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     let left = (inner.height as usize).saturating_sub(top.len() + DETAIL_MIN);
     let list_room = left.min((inner.height as usize / 3).max(3)).max(1);
     let start = app.selected.saturating_sub(list_room.saturating_sub(1));
-    for (i, (case, r)) in failures.iter().enumerate().skip(start).take(list_room) {
-        let selected = i == app.selected;
-        let style = if selected { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
-        let verdict = format!(" {}", r.verdict);
-        let prefix = format!("g{} ", app.position_of(case.gate));
-        let room = width.saturating_sub(2 + prefix.chars().count() + verdict.chars().count());
-        top.push(Line::from(vec![
-            Span::styled(if selected { "› " } else { "  " }, style),
-            Span::styled(format!("{prefix}{}", truncate(&case.name, room)), style),
-            Span::styled(verdict, style.fg(Color::Red)),
-        ]));
-    }
+    top.extend(failure_rows(app, &failures, start, list_room, width));
     let top_height = (top.len() as u16).min(inner.height.saturating_sub(DETAIL_MIN as u16 - 1));
     let [summary_area, detail_area] =
         Layout::vertical([Constraint::Length(top_height), Constraint::Min(0)]).areas(inner);
@@ -388,17 +356,79 @@ fn draw_results(frame: &mut Frame, app: &App, area: Rect) {
     if let Some((case, result)) = app.selected_failure() {
         // Short rows: the list above already names the selected case.
         let lines = detail_lines((roomy || detail_area.height >= 10).then_some(case.name.as_str()), result);
-        let block =
-            Block::default().borders(Borders::TOP).border_style(Style::default().fg(Color::DarkGray)).title(" case ");
+        let block = Block::default().borders(Borders::TOP).border_style(theme::dim()).title(" case ");
         app.detail_scroll.render(frame, detail_area, lines, Some(block));
     } else if let Some(s) = eval.gates.iter().flat_map(|g| &g.scale).find(|s| !s.passed()) {
         crate::ui::scale_chart::draw(frame, detail_area, s);
     } else if eval.gates.iter().all(|g| g.all_passed()) {
-        frame.render_widget(
-            Paragraph::new(Line::styled("every unlocked gate passes", Style::default().fg(Color::Green))),
-            detail_area,
-        );
+        frame.render_widget(Paragraph::new(Line::styled("every unlocked gate passes", theme::ok())), detail_area);
     }
+}
+
+/// The rows of the failing cases' list, `list_room` of them from `start`, the
+/// selected one reversed.
+fn failure_rows(
+    app: &App,
+    failures: &[&(crate::judge::suite::Case, CaseResult)],
+    start: usize,
+    list_room: usize,
+    width: usize,
+) -> Vec<Line<'static>> {
+    failures
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(list_room)
+        .map(|(i, (case, r))| {
+            let selected = i == app.selected;
+            let style = if selected { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
+            let verdict = format!(" {}", r.verdict);
+            let prefix = format!("g{} ", app.position_of(case.gate));
+            let room = width.saturating_sub(2 + prefix.chars().count() + verdict.chars().count());
+            Line::from(vec![
+                Span::styled(if selected { "› " } else { "  " }, style),
+                Span::styled(format!("{prefix}{}", truncate(&case.name, room)), style),
+                Span::styled(verdict, style.fg(Color::Red)),
+            ])
+        })
+        .collect()
+}
+
+/// A gate's line in the results: its mark, position, counts and title,
+/// and `regression` when it passed before and fails now.
+fn gate_line(app: &App, g: &crate::judge::evaluate::GateResult, width: usize) -> Line<'static> {
+    let passed = g.all_passed();
+    let position = app.position_of(g.gate);
+    let regressed = !passed && app.session.gates.get(position - 1).is_some_and(|s| s.passed_at_ms.is_some());
+    let (mark, style) = if passed {
+        ("✓", theme::ok())
+    } else if g.measuring() && g.failures.is_empty() {
+        ("…", theme::pending())
+    } else {
+        ("✗", theme::bad())
+    };
+    // The counts come before the title, so a narrow pane cuts the title.
+    let head = format!("{mark} gate {position} ");
+    // Cases and cost checks are counted apart, as `check` counts them:
+    // "27/27 · cost 1/1"; a cost check not yet measured (being measured,
+    // or waiting for the cases) is not counted (its line below says so).
+    let mut counts = format!("{:>7}", format!("{}/{}", g.cases_passed(), g.cases_total()));
+    if !g.measuring() && g.scale_skipped.is_empty() && !g.scale.is_empty() {
+        let ok = g.scale.iter().filter(|s| s.passed()).count();
+        counts.push_str(&format!(" · cost {ok}/{}", g.scale.len()));
+    }
+    counts.push(' ');
+    let flag = if regressed { " regression" } else { "" };
+    let room = width.saturating_sub(head.chars().count() + counts.chars().count() + flag.chars().count());
+    let mut spans = vec![
+        Span::styled(head, style.add_modifier(Modifier::BOLD)),
+        Span::styled(counts, style),
+        Span::raw(truncate(&g.title, room)),
+    ];
+    if regressed {
+        spans.push(Span::styled(flag, Style::default().fg(Color::White).bg(Color::Red)));
+    }
+    Line::from(spans)
 }
 
 /// `text` word-wrapped at `width` into lines of one style.
@@ -407,14 +437,6 @@ fn wrapped(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
         .subsequent_indent("  ")
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
     textwrap::wrap(text, options).into_iter().map(|l| Line::styled(l.into_owned(), style)).collect()
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>())
-    }
 }
 
 /// The selected case: message, transcript diff with the changed words
@@ -426,14 +448,11 @@ pub fn detail_lines(name: Option<&str>, r: &CaseResult) -> Vec<Line<'static>> {
         lines.push(Line::styled(name.to_string(), Style::default().add_modifier(Modifier::BOLD)));
     }
     lines.push(Line::from(vec![
-        Span::styled(format!("{} ", r.verdict), Style::default().fg(Color::Red).add_modifier(Modifier::BOLD)),
+        Span::styled(format!("{} ", r.verdict), theme::bad().add_modifier(Modifier::BOLD)),
         Span::raw(r.message.clone()),
     ]));
     if let Some(n) = r.shrunk_from {
-        lines.push(Line::styled(
-            format!("shrunk from {} to {} operations", n - 1, r.steps.len() - 1),
-            Style::default().fg(Color::DarkGray),
-        ));
+        lines.push(Line::styled(format!("shrunk from {} to {} operations", n - 1, r.steps.len() - 1), theme::dim()));
     }
     if name.is_some() {
         lines.push(Line::default());
@@ -445,8 +464,8 @@ pub fn detail_lines(name: Option<&str>, r: &CaseResult) -> Vec<Line<'static>> {
         for change in diff.iter_inline_changes(op) {
             let (sign, base) = match change.tag() {
                 similar::ChangeTag::Equal => ("  ", Style::default()),
-                similar::ChangeTag::Delete => ("- ", Style::default().fg(Color::Red)),
-                similar::ChangeTag::Insert => ("+ ", Style::default().fg(Color::Green)),
+                similar::ChangeTag::Delete => ("- ", theme::bad()),
+                similar::ChangeTag::Insert => ("+ ", theme::ok()),
             };
             let mut spans = vec![Span::styled(sign, base)];
             for (emphasized, text) in change.iter_strings_lossy() {
@@ -457,18 +476,15 @@ pub fn detail_lines(name: Option<&str>, r: &CaseResult) -> Vec<Line<'static>> {
             lines.push(Line::from(spans));
         }
     }
-    lines.push(Line::styled("  (- expected, + yours)", Style::default().fg(Color::DarkGray)));
+    lines.push(Line::styled("  (- expected, + yours)", theme::dim()));
     if !r.output.trim().is_empty() {
         lines.push(Line::default());
         lines.push(Line::styled("output:", Style::default().add_modifier(Modifier::BOLD)));
         for l in r.output.lines().take(200) {
-            lines.push(Line::styled(format!("│ {l}"), Style::default().fg(Color::DarkGray)));
+            lines.push(Line::styled(format!("│ {l}"), theme::dim()));
         }
         if r.output_dropped > 0 || r.output.lines().count() > 200 {
-            lines.push(Line::styled(
-                format!("│ … ({} more bytes not kept)", r.output_dropped),
-                Style::default().fg(Color::DarkGray),
-            ));
+            lines.push(Line::styled(format!("│ … ({} more bytes not kept)", r.output_dropped), theme::dim()));
         }
     }
     lines
@@ -505,10 +521,7 @@ fn footer_keys(app: &App) -> Vec<(u8, &'static str, String)> {
 
 fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
     let line = match &app.notice {
-        Some(n) => Line::styled(
-            format!(" {}", n.text),
-            if n.good { Style::default().fg(Color::Green) } else { Style::default().fg(Color::Yellow) },
-        ),
+        Some(n) => Line::styled(format!(" {}", n.text), if n.good { theme::ok() } else { theme::pending() }),
         None => {
             let mut keys = footer_keys(app);
             let width = |keys: &[(u8, &str, String)]| -> usize {
@@ -578,7 +591,7 @@ fn draw_popup(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'stati
     let block = Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(Color::Cyan))
+        .border_style(theme::info())
         .title(Span::styled(format!(" {title} "), Style::default().add_modifier(Modifier::BOLD)));
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), rect);
 }
@@ -612,12 +625,7 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
     let mut lines: Vec<Line<'static>> = HELP
         .iter()
         .filter_map(|&(k, d)| help_entry(app.session.mode, k, d))
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!("{k:>10}  "), Style::default().fg(Color::Cyan)),
-                Span::raw(d.to_string()),
-            ])
-        })
+        .map(|(k, d)| Line::from(vec![Span::styled(format!("{k:>10}  "), theme::info()), Span::raw(d.to_string())]))
         .collect();
     lines.push(Line::default());
     let gates = match app.session.gate {
@@ -655,33 +663,11 @@ fn draw_confirm(frame: &mut Frame, app: &App, area: Rect) {
 
 const SUMMARY_WIDTH: u16 = 84;
 
-fn dim_style() -> Style {
-    Style::default().fg(Color::DarkGray)
-}
-
-fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
+/// The summary's table: one row per gate of the session, its title only
+/// once it is drawn.
+fn summary_rows(app: &App, tw: usize) -> Vec<Line<'static>> {
     let s = &app.session;
-    let headline = match s.status {
-        Status::Completed => Line::styled(
-            format!("All {} gates passed in {}.", s.gate_count, clock(s.elapsed_ms(app.now_ms))),
-            Style::default().fg(Color::Green).add_modifier(Modifier::BOLD),
-        ),
-        Status::TimeUp => Line::styled(
-            format!("Time's up: {} of {} gates passed.", s.gates_passed(), s.gate_count),
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-        ),
-        Status::Abandoned => Line::from("The mock was abandoned."),
-        Status::Running => Line::from(format!("{} of {} gates passed so far.", s.gates_passed(), s.gate_count)),
-    };
-    let mut lines = vec![headline, Line::default()];
-    // Splits count from the session's start; so does a mock's pace target.
-    let mock = !s.pace_ms.is_empty();
-    // The title gives way in a narrow window: every column stays.
-    let tw = popup_inner(area, 84).saturating_sub(41).clamp(8, 24);
-    lines.push(Line::styled(
-        format!("gate {:<tw$} {:>9}  {:>9}  builds  hints", "", "passed at", if mock { "target by" } else { "target" }),
-        Style::default().fg(Color::DarkGray),
-    ));
+    let mut lines = Vec::new();
     for (i, stats) in s.gates.iter().enumerate() {
         let position = i + 1;
         // A graph's gates beyond the path drawn so far stay unnamed: which
@@ -709,10 +695,37 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
             stats.hints_used
         )));
     }
+    lines
+}
+
+fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
+    let s = &app.session;
+    let headline = match s.status {
+        Status::Completed => Line::styled(
+            format!("All {} gates passed in {}.", s.gate_count, clock(s.elapsed_ms(app.now_ms))),
+            theme::ok().add_modifier(Modifier::BOLD),
+        ),
+        Status::TimeUp => Line::styled(
+            format!("Time's up: {} of {} gates passed.", s.gates_passed(), s.gate_count),
+            theme::bad().add_modifier(Modifier::BOLD),
+        ),
+        Status::Abandoned => Line::from("The mock was abandoned."),
+        Status::Running => Line::from(format!("{} of {} gates passed so far.", s.gates_passed(), s.gate_count)),
+    };
+    let mut lines = vec![headline, Line::default()];
+    // Splits count from the session's start; so does a mock's pace target.
+    let mock = !s.pace_ms.is_empty();
+    // The title gives way in a narrow window: every column stays.
+    let tw = popup_inner(area, 84).saturating_sub(41).clamp(8, 24);
+    lines.push(Line::styled(
+        format!("gate {:<tw$} {:>9}  {:>9}  builds  hints", "", "passed at", if mock { "target by" } else { "target" }),
+        theme::dim(),
+    ));
+    lines.extend(summary_rows(app, tw));
     if !mock {
         lines.push(Line::styled(
             "(passed at: from the session's start; target: the gate's own suggested minutes)",
-            Style::default().fg(Color::DarkGray),
+            theme::dim(),
         ));
     }
     if s.mode == Mode::Mock {
@@ -738,7 +751,7 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
                 if questions == 1 { "" } else { "s" },
                 s.id
             ),
-            Style::default().fg(Color::Cyan),
+            theme::info(),
         ));
         // The questions themselves, one row each, as many as the window
         // holds (the report path and the keys below keep their rows).
@@ -754,10 +767,22 @@ fn draw_summary(frame: &mut Frame, app: &App, area: Rect) {
             lines.push(cut_line(Line::from(format!("  g{position} {q}")), inner));
         }
         if shown < listed.len() && shown > 0 {
-            lines.push(Line::styled(format!("  … and {} more in the report", listed.len() - shown), dim_style()));
+            lines.push(Line::styled(format!("  … and {} more in the report", listed.len() - shown), theme::dim()));
         }
     }
     lines.push(Line::default());
+    // Said only where the report keeps it (see `Problem::reference_cut`).
+    let reached: std::collections::BTreeSet<usize> = s.unlocked().into_iter().collect();
+    if !s.is_running() && s.gates_passed() > 0 && app.problem.reference_cut(&reached).is_ok_and(|c| c.is_some()) {
+        lines.push(Line::styled(
+            format!(
+                "The reference solution of the gates you reached, and your code at each gate against it: \
+                 `harness report {}` (tab 5).",
+                s.id
+            ),
+            theme::info(),
+        ));
+    }
     if let Some(p) = &app.report_path {
         lines.push(Line::from(format!("report: {}", p.display())));
     }

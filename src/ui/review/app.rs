@@ -28,10 +28,16 @@ pub enum Tab {
     Failures,
     Code,
     Followups,
+    Reference,
 }
 
-pub const TABS: [(Tab, &str); 4] =
-    [(Tab::Overview, "Overview"), (Tab::Failures, "Failures"), (Tab::Code, "Code"), (Tab::Followups, "Follow-ups")];
+pub const TABS: [(Tab, &str); 5] = [
+    (Tab::Overview, "Overview"),
+    (Tab::Failures, "Failures"),
+    (Tab::Code, "Code"),
+    (Tab::Followups, "Follow-ups"),
+    (Tab::Reference, "Reference"),
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -55,6 +61,8 @@ pub struct Review {
     pub code_index: usize,
     /// Show the whole source instead of the diff from the previous snapshot.
     pub show_source: bool,
+    /// Index into the open report's [`data::reference_entries`].
+    pub reference_index: usize,
     /// Index into the open report's follow-up questions.
     pub followup: usize,
     /// Follow-ups whose model answer is showing. Hidden again when another
@@ -78,6 +86,7 @@ impl Review {
             scroll: Scroll::default(),
             code_index: 0,
             show_source: false,
+            reference_index: 0,
             followup: 0,
             revealed: BTreeSet::new(),
             progress_problem,
@@ -101,6 +110,7 @@ impl Review {
         // The last snapshot first: its diff is the latest change that passed.
         self.code_index = self.current().map_or(0, |r| data::snapshots(r).len().saturating_sub(1));
         self.show_source = false;
+        self.reference_index = 0;
         self.followup = 0;
         self.revealed.clear();
     }
@@ -183,7 +193,7 @@ impl Review {
             KeyCode::Esc | KeyCode::Backspace => self.screen = Screen::List,
             KeyCode::Tab => set_tab(self, tab_index + 1),
             KeyCode::BackTab => set_tab(self, tab_index + TABS.len() - 1),
-            KeyCode::Char(c @ '1'..='4') => set_tab(self, c as usize - '1' as usize),
+            KeyCode::Char(c @ '1'..='5') => set_tab(self, c as usize - '1' as usize),
             KeyCode::Char('p') => self.show_progress(),
             KeyCode::PageDown | KeyCode::Char(' ') if self.tab != Tab::Followups => self.scroll_by(10),
             KeyCode::PageUp => self.scroll_by(-10),
@@ -192,6 +202,7 @@ impl Review {
                 Tab::Overview | Tab::Failures => self.scroll_keys(key),
                 Tab::Code => self.code_key(key),
                 Tab::Followups => self.followup_key(key),
+                Tab::Reference => self.reference_key(key),
             },
         }
         Action::Continue
@@ -207,20 +218,30 @@ impl Review {
 
     fn code_key(&mut self, key: KeyEvent) {
         let n = self.current().map_or(0, |r| data::snapshots(r).len());
-        match key.code {
-            KeyCode::Left | KeyCode::Char('[') if self.code_index > 0 => {
-                self.code_index -= 1;
+        let mut index = self.code_index;
+        if step(&mut index, n, key) {
+            if index != self.code_index {
+                self.code_index = index;
                 self.scroll.top();
             }
-            KeyCode::Right | KeyCode::Char(']') if self.code_index + 1 < n => {
-                self.code_index += 1;
+        } else if key.code == KeyCode::Char('d') {
+            self.show_source = !self.show_source;
+            self.scroll.top();
+        } else {
+            self.scroll_keys(key);
+        }
+    }
+
+    fn reference_key(&mut self, key: KeyEvent) {
+        let n = self.current().map_or(0, |r| data::reference_entries(r).len());
+        let mut index = self.reference_index;
+        if step(&mut index, n, key) {
+            if index != self.reference_index {
+                self.reference_index = index;
                 self.scroll.top();
             }
-            KeyCode::Char('d') => {
-                self.show_source = !self.show_source;
-                self.scroll.top();
-            }
-            _ => self.scroll_keys(key),
+        } else {
+            self.scroll_keys(key);
         }
     }
 
@@ -258,4 +279,15 @@ impl Review {
     fn scroll_by(&mut self, d: i32) {
         self.scroll.by(d);
     }
+}
+
+/// `←`/`[` and `→`/`]` move `index` within `0..n`; whether the key was one
+/// of them (a move past either end is still taken, and does nothing).
+fn step(index: &mut usize, n: usize, key: KeyEvent) -> bool {
+    match key.code {
+        KeyCode::Left | KeyCode::Char('[') => *index = index.saturating_sub(1),
+        KeyCode::Right | KeyCode::Char(']') => *index = (*index + 1).min(n.saturating_sub(1)),
+        _ => return false,
+    }
+    true
 }

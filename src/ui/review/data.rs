@@ -362,6 +362,54 @@ pub fn snapshots(r: &Report) -> Vec<(usize, Option<u64>, &[SourceFile])> {
     r.gates.iter().filter_map(|g| g.snapshot.as_deref().map(|files| (g.shown(), g.time_to_pass_ms, files))).collect()
 }
 
+/// What the Reference tab lists, in order: the reference of every gate the
+/// session reached, then each gate snapshot against the reference of the
+/// gates reached by then. Empty while the session can go on and when the
+/// report keeps no reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceEntry {
+    /// The reference cut to every gate the session reached.
+    Whole,
+    /// The candidate's code when the gate at this position passed, against
+    /// the reference cut to the gates up to it.
+    AtGate(usize),
+}
+
+pub fn reference_entries(r: &Report) -> Vec<ReferenceEntry> {
+    if r.reference.is_empty() {
+        return Vec::new();
+    }
+    let mut entries = vec![ReferenceEntry::Whole];
+    for g in r.gates.iter().filter(|g| g.snapshot.is_some()) {
+        if r.reference.iter().any(|c| c.position == g.shown()) {
+            entries.push(ReferenceEntry::AtGate(g.shown()));
+        }
+    }
+    entries
+}
+
+/// Why a report shows no reference.
+pub fn no_reference_reason(r: &Report) -> &'static str {
+    if r.in_progress {
+        "The reference solution shows once the session is over: a session you can resume would have its answer \
+         given away."
+    } else {
+        "This report keeps no reference solution: it was written before reports kept one, or the problem's \
+         reference has no gate markers (it would show follow-ups this session never drew)."
+    }
+}
+
+/// The candidate's Rust sources when the gate at `position` passed against
+/// the reference cut to the gates up to it: `-` lines are the reference's,
+/// `+` lines the candidate's.
+pub fn against_reference(r: &Report, position: usize) -> Option<Vec<DiffLine>> {
+    let cut = r.reference.iter().find(|c| c.position == position)?;
+    let snapshot = r.gates.iter().find(|g| g.shown() == position)?.snapshot.as_deref()?;
+    let reference = [SourceFile { path: "src/lib.rs".into(), content: cut.source.clone() }];
+    let theirs: Vec<SourceFile> = snapshot.iter().filter(|f| f.path.ends_with(".rs")).cloned().collect();
+    Some(source_diff(&reference, &theirs))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffKind {
     /// The file the following hunks belong to.
@@ -530,6 +578,7 @@ mod tests {
             metrics: None,
             first_ninety: None,
             met: Vec::new(),
+            reference: Vec::new(),
         }
     }
 

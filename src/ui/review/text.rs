@@ -80,6 +80,7 @@ pub fn markdown(r: &Report, all: &[Report]) -> String {
     timeline(&mut md, r);
     gate_times(&mut md, r);
     changes(&mut md, r);
+    reference(&mut md, r);
     progress(&mut md, r, all);
     md.push_str(tail);
     md
@@ -136,17 +137,53 @@ fn changes(md: &mut String, r: &Report) {
             let _ = writeln!(md, "No change: the same source passed both gates.\n");
             continue;
         }
-        let _ = writeln!(md, "```diff");
-        for l in &diff {
-            let _ = match l.kind {
-                DiffKind::File => writeln!(md, "=== {}", l.text),
-                DiffKind::Hunk => writeln!(md, "{}", l.text),
-                DiffKind::Context => writeln!(md, " {}", l.text),
-                DiffKind::Removed => writeln!(md, "-{}", l.text),
-                DiffKind::Added => writeln!(md, "+{}", l.text),
-            };
+        diff_block(md, &diff);
+    }
+}
+
+fn diff_block(md: &mut String, diff: &[data::DiffLine]) {
+    let _ = writeln!(md, "```diff");
+    for l in diff {
+        let _ = match l.kind {
+            DiffKind::File => writeln!(md, "=== {}", l.text),
+            DiffKind::Hunk => writeln!(md, "{}", l.text),
+            DiffKind::Context => writeln!(md, " {}", l.text),
+            DiffKind::Removed => writeln!(md, "-{}", l.text),
+            DiffKind::Added => writeln!(md, "+{}", l.text),
+        };
+    }
+    let _ = writeln!(md, "```\n");
+}
+
+/// The reference of the gates reached, and the candidate's code at each
+/// gate against it (once the session is over).
+fn reference(md: &mut String, r: &Report) {
+    let _ = writeln!(md, "\n## The reference solution\n");
+    let Some(cut) = r.reference.last() else {
+        let _ = writeln!(md, "{}", data::no_reference_reason(r));
+        return;
+    };
+    let gates: Vec<String> = cut.gates.iter().map(usize::to_string).collect();
+    let _ = writeln!(
+        md,
+        "The reference cut to the gates this session reached ({}): one correct design among several, \
+         not the only one.\n\n```rust\n{}\n```\n",
+        gates.join(", "),
+        cut.source.trim_end()
+    );
+    for entry in data::reference_entries(r) {
+        let data::ReferenceEntry::AtGate(p) = entry else { continue };
+        let Some(diff) = data::against_reference(r, p) else { continue };
+        let (added, removed) = data::diff_stat(&diff);
+        let _ = writeln!(
+            md,
+            "### Yours at gate {p} against the reference of its gates (+{added} yours, −{removed} the reference's)\n"
+        );
+        if diff.is_empty() {
+            let _ = writeln!(md, "The same source as the reference.\n");
+        } else {
+            diff_block(md, &diff);
         }
-        let _ = writeln!(md, "```\n");
     }
 }
 

@@ -1,13 +1,12 @@
 //! Drawing the review: a pure function of the [`Review`] state.
 
+use crate::ui::theme::{self, bold, dim, truncate};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Block, BorderType, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, TableState, Tabs, Wrap,
-};
+use ratatui::widgets::{Axis, Block, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, TableState, Tabs, Wrap};
 
 use super::app::{Review, Screen, TABS, Tab};
 use super::data::{self, DiffKind, Mark};
@@ -35,20 +34,8 @@ pub fn draw(frame: &mut Frame, app: &Review) {
     }
 }
 
-fn bold() -> Style {
-    Style::default().add_modifier(Modifier::BOLD)
-}
-
-fn dim() -> Style {
-    Style::default().fg(Color::DarkGray)
-}
-
 fn pane(title: String) -> Block<'static> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(dim())
-        .title(Span::styled(format!(" {title} "), bold()))
+    theme::pane(Line::from(Span::styled(format!(" {title} "), bold())), false)
 }
 
 fn footer(frame: &mut Frame, area: Rect, keys: &[(&str, &str)]) {
@@ -65,14 +52,6 @@ fn footer(frame: &mut Frame, area: Rect, keys: &[(&str, &str)]) {
         spans.push(Span::raw(format!(" {label}  ")));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>())
-    }
 }
 
 fn score_text(score: Option<f64>) -> String {
@@ -119,10 +98,10 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
             .map(|r| {
                 let row = data::row(r);
                 let status_style = match row.status {
-                    "completed" => Style::default().fg(Color::Green),
+                    "completed" => theme::ok(),
                     "abandoned" => dim(),
-                    "time up" => Style::default().fg(Color::Red),
-                    _ => Style::default().fg(Color::Yellow),
+                    "time up" => theme::bad(),
+                    _ => theme::pending(),
                 };
                 let mut cells = vec![
                     Cell::from(if wide { row.date } else { row.date[5..].to_string() }),
@@ -171,27 +150,27 @@ fn draw_list(frame: &mut Frame, app: &Review, area: Rect) {
         frame.render_stateful_widget(table, body, &mut state);
     }
     if skipped > 0 {
-        let mut lines: Vec<Line> = app
-            .broken
-            .iter()
-            .take(if app.broken.len() > 4 { 3 } else { 4 })
-            .map(|(path, why)| {
-                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
-                Line::from(vec![
-                    Span::styled(name, Style::default().fg(Color::Yellow)),
-                    Span::styled(format!(" — {why}"), dim()),
-                ])
-            })
-            .collect();
-        if app.broken.len() > 4 {
-            lines.push(Line::styled(
-                format!("… and {} more (see `harness report --list`)", app.broken.len() - 3),
-                dim(),
-            ));
-        }
-        frame.render_widget(Paragraph::new(lines).block(pane("Skipped: unreadable report files".into())), skipped_area);
+        draw_skipped(frame, app, skipped_area);
     }
     footer(frame, foot, &[("↑↓", "select"), ("Enter", "open"), ("p", "progress"), ("q", "quit")]);
+}
+
+/// The report files that could not be read, named with the reason; at
+/// most four rows.
+fn draw_skipped(frame: &mut Frame, app: &Review, area: Rect) {
+    let mut lines: Vec<Line> = app
+        .broken
+        .iter()
+        .take(if app.broken.len() > 4 { 3 } else { 4 })
+        .map(|(path, why)| {
+            let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+            Line::from(vec![Span::styled(name, theme::pending()), Span::styled(format!(" — {why}"), dim())])
+        })
+        .collect();
+    if app.broken.len() > 4 {
+        lines.push(Line::styled(format!("… and {} more (see `harness report --list`)", app.broken.len() - 3), dim()));
+    }
+    frame.render_widget(Paragraph::new(lines).block(pane("Skipped: unreadable report files".into())), area);
 }
 
 fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
@@ -231,10 +210,15 @@ fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
 
     let selected = TABS.iter().position(|(t, _)| *t == app.tab).unwrap_or(0);
     let titles: Vec<String> = TABS.iter().enumerate().map(|(i, (_, name))| format!("{} {name}", i + 1)).collect();
-    frame.render_widget(
-        Tabs::new(titles).select(selected).highlight_style(bold().fg(Color::Cyan).add_modifier(Modifier::REVERSED)),
-        tabs_area,
-    );
+    // Each title padded by a space each side, and a divider between: in a
+    // narrow window the left spaces go, so every title stays whole.
+    let full: usize = titles.iter().map(|t| t.chars().count() + 3).sum::<usize>() - 1;
+    let mut tabs =
+        Tabs::new(titles).select(selected).highlight_style(bold().fg(Color::Cyan).add_modifier(Modifier::REVERSED));
+    if (tabs_area.width as usize) < full {
+        tabs = tabs.padding("", " ");
+    }
+    frame.render_widget(tabs, tabs_area);
     let mut keys: Vec<(&str, &str)> = vec![("Tab", "next tab")];
     match app.tab {
         Tab::Overview => {
@@ -253,6 +237,10 @@ fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
             draw_followups(frame, app, body);
             keys.extend([("j/k", "question"), ("Space", "reveal answer")]);
         }
+        Tab::Reference => {
+            draw_reference(frame, app, r, body);
+            keys.extend([("←→", "gate"), ("j/k", "scroll")]);
+        }
     }
     keys.extend([("p", "progress"), ("Esc", "back"), ("q", "quit")]);
     footer(frame, foot, &keys);
@@ -266,16 +254,16 @@ fn scrolled(frame: &mut Frame, area: Rect, title: String, lines: Vec<Line<'stati
 fn mark_style(m: Mark) -> Style {
     match m {
         Mark::Save => dim(),
-        Mark::BuildOk => Style::default().fg(Color::Green),
-        Mark::BuildFailed => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-        Mark::Run { share } if share >= 1.0 => Style::default().fg(Color::Green),
-        Mark::Run { .. } => Style::default().fg(Color::Yellow),
-        Mark::GatePassed(_) => Style::default().fg(Color::Green).add_modifier(Modifier::BOLD),
+        Mark::BuildOk => theme::ok(),
+        Mark::BuildFailed => theme::bad().add_modifier(Modifier::BOLD),
+        Mark::Run { share } if share >= 1.0 => theme::ok(),
+        Mark::Run { .. } => theme::pending(),
+        Mark::GatePassed(_) => theme::ok().add_modifier(Modifier::BOLD),
         Mark::Regression(_) => Style::default().fg(Color::White).bg(Color::Red),
         Mark::Hint => Style::default().fg(Color::Magenta),
-        Mark::Target(_) => Style::default().fg(Color::Cyan),
+        Mark::Target(_) => theme::info(),
         Mark::BudgetEnd | Mark::Closed => dim(),
-        Mark::Interrupted => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        Mark::Interrupted => theme::bad().add_modifier(Modifier::BOLD),
     }
 }
 
@@ -335,7 +323,7 @@ pub fn gate_lines(r: &Report, width: usize) -> Vec<Line<'static>> {
             let (filled, target_col) = data::bar(spent, t.target_spent_ms, scale, bar_width);
             for c in 0..bar_width {
                 spans.push(if c == target_col {
-                    Span::styled("│", Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD))
+                    Span::styled("│", theme::info().add_modifier(Modifier::BOLD))
                 } else if c < filled {
                     Span::styled("█", Style::default().fg(color))
                 } else {
@@ -422,8 +410,8 @@ pub fn number_lines(r: &Report) -> Vec<Line<'static>> {
     let t = |ms: Option<u64>| ms.map_or("—".to_string(), clock);
     for g in &m.gates {
         let shape = match g.shape {
-            Some(Shape::Rewrite) => Span::styled("rewrite  ", Style::default().fg(Color::Red)),
-            Some(s) => Span::styled(format!("{:<9}", s.label()), Style::default().fg(Color::Green)),
+            Some(Shape::Rewrite) => Span::styled("rewrite  ", theme::bad()),
+            Some(s) => Span::styled(format!("{:<9}", s.label()), theme::ok()),
             None => Span::styled("—        ", dim()),
         };
         lines.push(Line::from(vec![
@@ -492,7 +480,7 @@ fn met_lines(r: &Report) -> Vec<Line<'static>> {
                 bold().fg(if ok { Color::Green } else { Color::Red }),
             ),
             Span::styled(f.case.clone(), bold()),
-            Span::styled(format!(" — {}", f.verdict), Style::default().fg(Color::Red)),
+            Span::styled(format!(" — {}", f.verdict), theme::bad()),
             Span::styled(
                 format!(
                     "  at {} · {runs}{}",
@@ -530,7 +518,7 @@ fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
     if run.failures.is_empty() {
         if run.build_ok {
             lines.push(Line::default());
-            lines.push(Line::styled("No failing case in the last run.", Style::default().fg(Color::Green)));
+            lines.push(Line::styled("No failing case in the last run.", theme::ok()));
         }
         return lines;
     }
@@ -539,7 +527,7 @@ fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled(format!("✗ g{} ", f.gate), bold().fg(Color::Red)),
             Span::styled(f.case.clone(), bold()),
-            Span::styled(format!(" — {}", f.verdict), Style::default().fg(Color::Red)),
+            Span::styled(format!(" — {}", f.verdict), theme::bad()),
         ]));
         lines.push(Line::from(format!("  {}", f.message)));
         if let Some(n) = f.shrunk_from {
@@ -550,9 +538,9 @@ fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
         }
         for d in &f.diff {
             let style = if d.starts_with('-') {
-                Style::default().fg(Color::Red)
+                theme::bad()
             } else if d.starts_with('+') {
-                Style::default().fg(Color::Green)
+                theme::ok()
             } else {
                 Style::default()
             };
@@ -579,10 +567,10 @@ fn draw_failures(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
 fn diff_line(kind: DiffKind, text: &str) -> Line<'static> {
     match kind {
         DiffKind::File => Line::styled(text.to_string(), bold().fg(Color::Yellow)),
-        DiffKind::Hunk => Line::styled(text.to_string(), Style::default().fg(Color::Cyan)),
+        DiffKind::Hunk => Line::styled(text.to_string(), theme::info()),
         DiffKind::Context => Line::from(format!("  {text}")),
-        DiffKind::Removed => Line::styled(format!("- {text}"), Style::default().fg(Color::Red)),
-        DiffKind::Added => Line::styled(format!("+ {text}"), Style::default().fg(Color::Green)),
+        DiffKind::Removed => Line::styled(format!("- {text}"), theme::bad()),
+        DiffKind::Added => Line::styled(format!("+ {text}"), theme::ok()),
     }
 }
 
@@ -640,6 +628,54 @@ fn draw_code(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
         }
     };
     // Code is clipped, not wrapped: a wrapped line would lose its indentation and its diff sign.
+    app.scroll.render_clipped(frame, content_area, lines, pane(title));
+}
+
+fn draw_reference(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
+    let entries = data::reference_entries(r);
+    if entries.is_empty() {
+        let text = data::no_reference_reason(r);
+        frame.render_widget(Paragraph::new(text).block(pane("Reference".into())).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let index = app.reference_index.min(entries.len() - 1);
+    let [list_area, content_area] = Layout::horizontal([Constraint::Length(24), Constraint::Min(20)]).areas(area);
+    let mut items = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let style = if i == index { Style::default().add_modifier(Modifier::REVERSED) } else { Style::default() };
+        let (label, note) = match entry {
+            data::ReferenceEntry::Whole => ("the reference".to_string(), "    gates reached".to_string()),
+            data::ReferenceEntry::AtGate(p) => {
+                let (added, removed) = data::against_reference(r, *p).map_or((0, 0), |d| data::diff_stat(&d));
+                (format!("yours at gate {p}"), format!("    +{added} −{removed}"))
+            }
+        };
+        items.push(Line::from(vec![
+            Span::styled(if i == index { "› " } else { "  " }, style),
+            Span::styled(label, style),
+        ]));
+        items.push(Line::styled(note, dim()));
+    }
+    frame.render_widget(Paragraph::new(items).block(pane("Reference".into())), list_area);
+    let (title, lines) = match entries[index] {
+        data::ReferenceEntry::Whole => {
+            let cut = r.reference.last().expect("entries come from a kept reference");
+            let gates: Vec<String> = cut.gates.iter().map(usize::to_string).collect();
+            let mut lines = Vec::new();
+            for (n, l) in cut.source.lines().enumerate() {
+                lines.push(Line::from(vec![Span::styled(format!("{:>4} │ ", n + 1), dim()), Span::raw(l.to_string())]));
+            }
+            (format!("The reference solution of gates {}", gates.join(", ")), lines)
+        }
+        data::ReferenceEntry::AtGate(p) => {
+            let diff = data::against_reference(r, p).unwrap_or_default();
+            let mut lines: Vec<Line<'static>> = diff.iter().map(|l| diff_line(l.kind, &l.text)).collect();
+            if lines.is_empty() {
+                lines.push(Line::styled("The same source as the reference.", dim()));
+            }
+            (format!("Yours at gate {p} against the reference (- the reference's, + yours)"), lines)
+        }
+    };
     app.scroll.render_clipped(frame, content_area, lines, pane(title));
 }
 

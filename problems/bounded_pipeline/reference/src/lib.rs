@@ -7,13 +7,25 @@
 //! last id handed out is enough to tell an id that was never issued from one
 //! that has gone, so memory is bounded by capacity plus concurrency however
 //! many jobs pass through.
+// @gate 2,6
 //!
 //! Time only moves inside operations that take `now_ms`. Each of them first
-//! calls `advance`, which applies what that time makes due (running jobs
-//! past their timeout, expired queued jobs, then the shutdown deadline),
-//! does its own work, and ends with `settle`, which notices a drain that has
-//! finished. An open circuit breaker whose cooldown is over half-opens in
-//! `advance` too.
+//! calls `advance`, which applies what that time makes due, then does its
+//! own work.
+// @end
+// @gate 5
+//! Running jobs past their timeout are abandoned.
+// @end
+// @gate 6
+//! An open circuit breaker whose cooldown is over half-opens.
+// @end
+// @gate 2
+//! Queued jobs past their maximum wait expire.
+// @end
+// @gate 3
+//! At the shutdown deadline whatever is left is cancelled. Each operation
+//! ends with `settle`, which notices a drain that has finished.
+// @end
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -22,14 +34,17 @@ use harness_contract::bounded_pipeline::{Admission, PipeError, Pipeline};
 /// A job waiting in the queue.
 struct Waiting {
     id: u64,
-    submitted_ms: u64,
+    submitted_ms: u64, // @gate 2
 }
+// @gate 2
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Overflow {
     Reject,
     ShedOldest,
 }
+// @end
+// @gate 3
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -37,6 +52,8 @@ enum Phase {
     Draining { deadline: u64 },
     Stopped { deadline: u64 },
 }
+// @end
+// @gate 6
 
 /// The circuit breaker. Its data lives in its states: the count only
 /// while closed, the end of the cooldown only while open, the trial only
@@ -53,6 +70,8 @@ struct BreakerConfig {
     threshold: u64,
     cooldown_ms: u64,
 }
+// @end
+// @gate 4
 
 /// Bounds and target of the AIMD controller.
 #[derive(Clone, Copy)]
@@ -61,48 +80,59 @@ struct Aimd {
     max: usize,
     target_ms: u64,
 }
+// @end
 
 pub struct Pool {
     capacity: usize,
-    /// Oldest first. Submit times never decrease, so the jobs that have
-    /// waited too long are always a prefix.
+    /// Oldest first.
+    /// Submit times never decrease, so the jobs that have waited too long // @gate 2
+    /// are always a prefix. // @gate 2
     queue: VecDeque<Waiting>,
     /// Running job id -> the time it was taken. Ordered, so `running()` is
-    /// already in take order (ids are taken in ascending order), and the
-    /// first entry is the job that has run longest.
+    /// already in take order (ids are taken in ascending order).
+    /// The first entry is the job that has run longest. // @gate 5
     running: BTreeMap<u64, u64>,
     /// The last id handed out; ids `1..=last_id` have been issued.
     last_id: u64,
     limit: usize,
     /// Service time of the most recently finished job (the estimate S).
     service_ms: u64,
-    overflow: Overflow,
-    max_wait_ms: Option<u64>,
-    timeout_ms: Option<u64>,
-    phase: Phase,
-    cancelled: Vec<u64>,
-    aimd: Option<Aimd>,
+    overflow: Overflow,       // @gate 2
+    max_wait_ms: Option<u64>, // @gate 2
+    timeout_ms: Option<u64>,  // @gate 5
+    phase: Phase,             // @gate 3
+    cancelled: Vec<u64>,      // @gate 3
+    aimd: Option<Aimd>,       // @gate 4
     accepted: u64,
     rejected: u64,
     completed: u64,
     failed: u64,
-    shed: u64,
-    expired: u64,
-    timed_out: u64,
-    breaker: Breaker,
-    /// `None` while the breaker is off: then it stays closed.
-    breaker_config: Option<BreakerConfig>,
+    shed: u64,        // @gate 2
+    expired: u64,     // @gate 2
+    timed_out: u64,   // @gate 5
+    breaker: Breaker, // @gate 6
+    /// `None` while the breaker is off: then it stays closed. // @gate 6
+    breaker_config: Option<BreakerConfig>, // @gate 6
 }
 
 impl Pool {
-    /// Applies what `now_ms` makes due: timeouts and expiry (they touch
-    /// different jobs), then the deadline.
-    fn advance(&mut self, now_ms: u64) {
-        self.time_out(now_ms);
-        self.half_open(now_ms);
-        self.expire(now_ms);
-        self.enforce_deadline(now_ms);
+    /// Little's law: the queue ahead drains at `limit` jobs per service
+    /// time, so a full queue clears in `capacity * S / limit`, rounded up.
+    fn retry_after(&self) -> u64 {
+        let wait = (self.capacity as u128 * self.service_ms as u128).div_ceil(self.limit as u128);
+        wait.min(u64::MAX as u128) as u64
     }
+    // @gate 2,6
+
+    /// Applies what `now_ms` makes due, before an operation's own work.
+    fn advance(&mut self, now_ms: u64) {
+        self.time_out(now_ms); // @gate 5
+        self.half_open(now_ms); // @gate 6
+        self.expire(now_ms); // @gate 2
+        self.enforce_deadline(now_ms); // @gate 3
+    }
+    // @end
+    // @gate 2
 
     /// Drops the queued jobs that have waited longer than the maximum wait.
     /// They are a prefix of the queue, so this pops and never scans.
@@ -117,6 +147,8 @@ impl Pool {
             }
         }
     }
+    // @end
+    // @gate 5
 
     /// Abandons the running jobs that have run longer than the timeout.
     /// One timeout for all and jobs taken in order: they are a prefix of
@@ -134,6 +166,8 @@ impl Pool {
             }
         }
     }
+    // @end
+    // @gate 6
 
     /// An open breaker whose cooldown is over lets a trial through.
     fn half_open(&mut self, now_ms: u64) {
@@ -157,11 +191,13 @@ impl Pool {
         match self.breaker {
             Breaker::Open { until } => Some(until - now_ms),
             Breaker::HalfOpen { trial: Some(trial) } if self.pending(trial) => Some(self.retry_after()),
+            // @gate 2
             Breaker::HalfOpen { trial: Some(_) } => {
                 // The trial left without a result: let another one through.
                 self.breaker = Breaker::HalfOpen { trial: None };
                 None
             }
+            // @end
             _ => None,
         }
     }
@@ -186,6 +222,8 @@ impl Pool {
             other => other,
         };
     }
+    // @end
+    // @gate 3
 
     /// At or after the shutdown deadline, cancels whatever is left.
     fn enforce_deadline(&mut self, now_ms: u64) {
@@ -211,23 +249,21 @@ impl Pool {
             self.phase = Phase::Stopped { deadline };
         }
     }
-
-    /// Little's law: the queue ahead drains at `limit` jobs per service
-    /// time, so a full queue clears in `capacity * S / limit`, rounded up.
-    fn retry_after(&self) -> u64 {
-        let wait = (self.capacity as u128 * self.service_ms as u128).div_ceil(self.limit as u128);
-        wait.min(u64::MAX as u128) as u64
-    }
+    // @end
+    // @gate 4
 
     /// Multiplicative decrease: keep four fifths, rounded down.
     fn back_off(&mut self, aimd: Aimd) {
         self.limit = (self.limit * 4 / 5).max(aimd.min);
     }
+    // @end
 
     fn finish(&mut self, id: u64, now_ms: u64, ok: bool) -> Result<u64, PipeError> {
-        self.advance(now_ms);
+        self.advance(now_ms); // @gate 2,6
+        // @gate 3
         // The time rule may have ended the drain, even if this call fails.
         self.settle();
+        // @end
         if id == 0 || id > self.last_id {
             return Err(PipeError::UnknownJob);
         }
@@ -239,7 +275,8 @@ impl Pool {
         } else {
             self.failed += 1;
         }
-        self.breaker_sees(id, now_ms, ok);
+        self.breaker_sees(id, now_ms, ok); // @gate 6
+        // @gate 4
         if let Some(aimd) = self.aimd {
             if !ok || latency > aimd.target_ms.saturating_mul(2) {
                 self.back_off(aimd);
@@ -247,7 +284,8 @@ impl Pool {
                 self.limit = (self.limit + 1).min(aimd.max);
             }
         }
-        self.settle();
+        // @end
+        self.settle(); // @gate 3
         Ok(latency)
     }
 }
@@ -261,35 +299,41 @@ impl Pipeline for Pool {
             last_id: 0,
             limit: workers,
             service_ms: initial_service_ms,
-            overflow: Overflow::Reject,
-            max_wait_ms: None,
-            timeout_ms: None,
-            phase: Phase::Accepting,
-            cancelled: Vec::new(),
-            aimd: None,
+            overflow: Overflow::Reject, // @gate 2
+            max_wait_ms: None,          // @gate 2
+            timeout_ms: None,           // @gate 5
+            phase: Phase::Accepting,    // @gate 3
+            cancelled: Vec::new(),      // @gate 3
+            aimd: None,                 // @gate 4
             accepted: 0,
             rejected: 0,
             completed: 0,
             failed: 0,
-            shed: 0,
-            expired: 0,
-            timed_out: 0,
-            breaker: Breaker::Closed { failures: 0 },
-            breaker_config: None,
+            shed: 0,                                  // @gate 2
+            expired: 0,                               // @gate 2
+            timed_out: 0,                             // @gate 5
+            breaker: Breaker::Closed { failures: 0 }, // @gate 6
+            breaker_config: None,                     // @gate 6
         }
     }
+    // @gate 2,6
 
     fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError> {
         self.advance(now_ms);
+        // @gate 3
         if self.phase != Phase::Accepting {
             // The time rule may have emptied a drain: a refused submit ends it too.
             self.settle();
             return Err(PipeError::Closed);
         }
+        // @end
+        // @gate 6
         if let Some(retry_after_ms) = self.breaker_refuses(now_ms) {
             self.rejected += 1;
             return Ok(Admission::Rejected { retry_after_ms });
         }
+        // @end
+        // @gate 2
         let mut dropped = None;
         if self.queue.len() >= self.capacity {
             match self.overflow {
@@ -304,21 +348,51 @@ impl Pipeline for Pool {
                 }
             }
         }
+        // @else
+        //~ if self.queue.len() >= self.capacity {
+        //~     self.rejected += 1;
+        //~     return Ok(Admission::Rejected { retry_after_ms: self.retry_after() });
+        //~ }
+        // @end
         self.last_id += 1;
         let id = self.last_id;
+        // @gate 2
         self.queue.push_back(Waiting { id, submitted_ms: now_ms });
+        // @else
+        //~ self.queue.push_back(Waiting { id });
+        // @end
         self.accepted += 1;
+        // @gate 6
         if self.breaker == (Breaker::HalfOpen { trial: None }) {
             self.breaker = Breaker::HalfOpen { trial: Some(id) };
         }
+        // @end
+        // @gate 2
         Ok(match dropped {
             None => Admission::Accepted { id },
             Some(dropped) => Admission::Shed { id, dropped },
         })
+        // @else
+        //~ Ok(Admission::Accepted { id })
+        // @end
     }
+    // @else
+
+    //~ fn submit(&mut self, _now_ms: u64) -> Result<Admission, PipeError> {
+    //~     if self.queue.len() >= self.capacity {
+    //~         self.rejected += 1;
+    //~         return Ok(Admission::Rejected { retry_after_ms: self.retry_after() });
+    //~     }
+    //~     self.last_id += 1;
+    //~     let id = self.last_id;
+    //~     self.queue.push_back(Waiting { id });
+    //~     self.accepted += 1;
+    //~     Ok(Admission::Accepted { id })
+    //~ }
+    // @end
 
     fn take(&mut self, now_ms: u64) -> Option<u64> {
-        self.advance(now_ms);
+        self.advance(now_ms); // @gate 2,6
         let taken = if self.running.len() < self.limit {
             self.queue.pop_front().map(|job| {
                 self.running.insert(job.id, now_ms);
@@ -327,7 +401,7 @@ impl Pipeline for Pool {
         } else {
             None
         };
-        self.settle();
+        self.settle(); // @gate 3
         taken
     }
 
@@ -350,6 +424,7 @@ impl Pipeline for Pool {
     fn stats(&self) -> (u64, u64, u64, u64) {
         (self.accepted, self.rejected, self.completed, self.failed)
     }
+    // @gate 2
 
     fn set_overflow(&mut self, policy: String) -> Result<(), PipeError> {
         self.overflow = match policy.as_str() {
@@ -366,12 +441,14 @@ impl Pipeline for Pool {
 
     fn tick(&mut self, now_ms: u64) {
         self.advance(now_ms);
-        self.settle();
+        self.settle(); // @gate 3
     }
 
     fn dropped(&self) -> (u64, u64) {
         (self.shed, self.expired)
     }
+    // @end
+    // @gate 3
 
     fn shutdown(&mut self, now_ms: u64, grace_ms: u64) -> u64 {
         self.advance(now_ms);
@@ -401,6 +478,8 @@ impl Pipeline for Pool {
     fn cancelled(&self) -> Vec<u64> {
         self.cancelled.clone()
     }
+    // @end
+    // @gate 4
 
     fn set_adaptive(&mut self, min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError> {
         if min_limit == 0 || min_limit > max_limit {
@@ -414,6 +493,8 @@ impl Pipeline for Pool {
     fn limit(&self) -> usize {
         self.limit
     }
+    // @end
+    // @gate 5
 
     fn set_timeout(&mut self, timeout_ms: u64) {
         self.timeout_ms = Some(timeout_ms);
@@ -422,6 +503,8 @@ impl Pipeline for Pool {
     fn timed_out(&self) -> u64 {
         self.timed_out
     }
+    // @end
+    // @gate 6
 
     fn set_breaker(&mut self, threshold: u64, cooldown_ms: u64) -> Result<(), PipeError> {
         if threshold == 0 {
@@ -440,6 +523,7 @@ impl Pipeline for Pool {
         }
         .to_string()
     }
+    // @end
 }
 
 harness_contract::export!(bounded_pipeline, Pool);

@@ -1,35 +1,54 @@
 //! Reference solution for `dedupe`.
 //!
-//! Gates 1 and 2: a membership set for O(1) lookups plus a FIFO queue of
-//! `(recorded_at, id)` that knows which id is oldest. Every removal goes
-//! through one function that updates both, so the set can never outgrow the
-//! queue. Ids are recorded at the clock and the clock never goes back, so the
-//! queue is sorted by time as well as by arrival: expiry pops from the front
-//! just like capacity eviction does.
+//! Gate 1: a membership set for O(1) lookups plus a FIFO queue of ids that
+//! knows which id is oldest. Every removal goes through one function that
+//! updates both, so the set can never outgrow the queue.
+// @gate 2
 //!
-//! Gates 3 and 4: a Bloom filter with FNV-1a and double hashing, used as a
-//! negative cache in front of an exact store. The filter may only save a
-//! store lookup; it never decides that a message is a duplicate.
+//! Gate 2: each queued id carries the time it was recorded at. Ids are
+//! recorded at the clock and the clock never goes back, so the queue is
+//! sorted by time as well as by arrival: expiry pops from the front just like
+//! capacity eviction does.
+// @end
+// @gate 3
+//!
+//! Gate 3: a Bloom filter with FNV-1a and double hashing.
+// @end
+// @gate 4
+//!
+//! Gate 4: the filter as a negative cache in front of an exact store. The
+//! filter may only save a store lookup; it never decides that a message is a
+//! duplicate.
+// @end
+// @gate 5
 //!
 //! Gate 5: the shared guard is a set of claimed ids split into shards by a
 //! hash of the id, each shard behind its own lock. A claim is one
 //! `HashSet::insert` under the shard's lock: checking and recording are one
 //! step, so two threads offering the same id cannot both claim it.
+// @end
+// @gate 6
 //!
 //! Gate 6: counters kept where ids are forgotten: capacity eviction and
 //! expiry each have one loop, so each counter has one place to change.
+// @end
 
-use std::collections::hash_map::RandomState;
+use std::collections::hash_map::RandomState; // @gate 5
 use std::collections::{HashSet, VecDeque};
-use std::f64::consts::LN_2;
-use std::hash::BuildHasher;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::f64::consts::LN_2; // @gate 3
+use std::hash::BuildHasher; // @gate 5
+use std::sync::{Mutex, MutexGuard, PoisonError}; // @gate 5
 
-use harness_contract::dedupe::{Dedupe, DedupeError, SharedDedupe};
+use harness_contract::dedupe::Dedupe;
+use harness_contract::dedupe::DedupeError; // @gate 2
+use harness_contract::dedupe::SharedDedupe; // @gate 5
+// @gate 5
 
 /// Shards of the shared guard: ids are independent, so calls on ids of
 /// different shards never wait for each other.
 const SHARDS: usize = 16;
+// @end
+// @gate 3
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -109,37 +128,57 @@ impl Bloom {
         (self.ones() as f64 / self.m as f64).powi(self.k as i32)
     }
 }
+// @end
 
 pub struct Guard {
     capacity: usize,
-    /// Oldest first; recorded times never decrease along the queue.
+    // @gate 2
+    /// Oldest first, with the time each id was recorded at; recorded times
+    /// never decrease along the queue.
     order: VecDeque<(u64, String)>,
+    // @else
+    //~ /// Oldest first.
+    //~ order: VecDeque<String>,
+    // @end
     members: HashSet<String>,
-    clock: u64,
-    window: Option<u64>,
-    filter: Option<Bloom>,
+    clock: u64,            // @gate 2
+    window: Option<u64>,   // @gate 2
+    filter: Option<Bloom>, // @gate 3
+    // @gate 4
     /// The authoritative record of every id `is_duplicate` accepted.
     store: HashSet<String>,
     lookups: u64,
     false_positives: u64,
+    // @end
+    // @gate 5
     /// Gate 5: the claimed ids, by shard. One hasher for the life of the
     /// guard, so an id always lands in the same shard.
     hasher: RandomState,
     shards: Vec<Mutex<HashSet<String>>>,
+    // @end
+    // @gate 6
     /// Gate 6: ids forgotten for room, for age; seen calls and duplicates.
     evictions: u64,
     expirations: u64,
     calls: u64,
     duplicates: u64,
+    // @end
 }
 
 impl Guard {
     /// Forgets the oldest id, from the queue and the set together.
     fn forget_oldest(&mut self) {
+        // @gate 2
         if let Some((_, id)) = self.order.pop_front() {
             self.members.remove(&id);
         }
+        // @else
+        //~ if let Some(id) = self.order.pop_front() {
+        //~     self.members.remove(&id);
+        //~ }
+        // @end
     }
+    // @gate 5
 
     /// The shard holding `id`, locked. Nothing panics while a shard is
     /// held, so a poisoned lock is still consistent.
@@ -147,6 +186,8 @@ impl Guard {
         let i = (self.hasher.hash_one(id) as usize) % SHARDS;
         self.shards[i].lock().unwrap_or_else(PoisonError::into_inner)
     }
+    // @end
+    // @gate 2
 
     /// Forgets every id whose age has reached the window.
     fn expire(&mut self) -> usize {
@@ -163,13 +204,18 @@ impl Guard {
             self.forget_oldest();
             forgotten += 1;
         }
+        // @gate 6
         self.expirations += forgotten as u64;
+        // @end
         forgotten
     }
+    // @end
+    // @gate 3
 
     fn filter(&self) -> Result<&Bloom, DedupeError> {
         self.filter.as_ref().ok_or(DedupeError::NoFilter)
     }
+    // @end
 }
 
 impl Dedupe for Guard {
@@ -178,27 +224,33 @@ impl Dedupe for Guard {
             capacity,
             order: VecDeque::new(),
             members: HashSet::new(),
-            clock: 0,
-            window: None,
-            filter: None,
+            clock: 0,     // @gate 2
+            window: None, // @gate 2
+            filter: None, // @gate 3
+            // @gate 4
             store: HashSet::new(),
             lookups: 0,
             false_positives: 0,
+            // @end
+            // @gate 5
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::new(HashSet::new())).collect(),
+            // @end
+            // @gate 6
             evictions: 0,
             expirations: 0,
             calls: 0,
             duplicates: 0,
+            // @end
         }
     }
 
     fn seen(&mut self, id: String) -> bool {
-        self.calls += 1;
+        self.calls += 1; // @gate 6
         // Membership first: a duplicate changes nothing, not even the order,
         // and must not evict anyone on a full guard.
         if self.members.contains(&id) {
-            self.duplicates += 1;
+            self.duplicates += 1; // @gate 6
             return true;
         }
         if self.capacity == 0 {
@@ -206,9 +258,13 @@ impl Dedupe for Guard {
         }
         while self.order.len() >= self.capacity {
             self.forget_oldest();
-            self.evictions += 1;
+            self.evictions += 1; // @gate 6
         }
+        // @gate 2
         self.order.push_back((self.clock, id.clone()));
+        // @else
+        //~ self.order.push_back(id.clone());
+        // @end
         self.members.insert(id);
         false
     }
@@ -220,6 +276,7 @@ impl Dedupe for Guard {
     fn remembered(&self) -> usize {
         self.members.len()
     }
+    // @gate 2
 
     fn set_window(&mut self, window_ms: u64) -> Result<usize, DedupeError> {
         if window_ms == 0 {
@@ -240,14 +297,20 @@ impl Dedupe for Guard {
         self.advance_to(now_ms);
         self.seen(id)
     }
+    // @end
+    // @gate 3
 
     fn configure_filter(&mut self, expected_items: u64, error_rate: f64) -> Result<(u64, u32), DedupeError> {
+        // @gate 4
         let mut bloom = Bloom::sized(expected_items, error_rate)?;
         // The filter must mirror the store: a stored id left out of the new
         // filter would be "definitely absent" and accepted a second time.
         for id in &self.store {
             bloom.add(id);
         }
+        // @else
+        //~ let bloom = Bloom::sized(expected_items, error_rate)?;
+        // @end
         let dims = (bloom.m, bloom.k);
         self.filter = Some(bloom);
         Ok(dims)
@@ -273,6 +336,8 @@ impl Dedupe for Guard {
     fn filter_fpr(&self) -> Result<f64, DedupeError> {
         Ok(self.filter()?.fpr())
     }
+    // @end
+    // @gate 4
 
     fn is_duplicate(&mut self, id: String) -> Result<bool, DedupeError> {
         let bloom = self.filter.as_mut().ok_or(DedupeError::NoFilter)?;
@@ -297,6 +362,8 @@ impl Dedupe for Guard {
     fn false_positives(&self) -> u64 {
         self.false_positives
     }
+    // @end
+    // @gate 6
 
     fn evictions(&self) -> u64 {
         self.evictions
@@ -317,7 +384,9 @@ impl Dedupe for Guard {
         // Divide as floats: u64 division would truncate every rate below 1 to 0.
         self.duplicates as f64 / self.calls as f64
     }
+    // @end
 }
+// @gate 5
 
 impl SharedDedupe for Guard {
     fn shared_seen(&self, id: String) -> bool {
@@ -330,5 +399,6 @@ impl SharedDedupe for Guard {
         self.shard(&id).remove(&id)
     }
 }
+// @end
 
 harness_contract::export!(dedupe, Guard);

@@ -10,6 +10,7 @@
 //! Slots 0 and 1 are sentinels (the list's head and tail): every real node
 //! always has a neighbour on both sides, so unlinking and pushing have no
 //! special cases for an empty list, the first node or the last one.
+// @gate 6
 //!
 //! Negative entries (the backend has no value for the key) are ordinary
 //! nodes of the same list with a flag, so they take places, expire and are
@@ -17,62 +18,97 @@
 //! own (`nprev`/`nnext`, sentinels 2 and 3), in recency order among
 //! negatives only, so the coldest negative entry is found in O(1) however
 //! many positive entries are colder than it.
+// @end
+// @gate 5
 //!
 //! Loads in flight (single-flight) live beside the entries, in a map from
 //! key to its waiters and whether a write made its answer stale; a settled
 //! load is removed, so the map holds only what is in flight.
+// @end
+// @gate 7
 //!
 //! Shared between threads (the concurrent gate): the exported type is that
 //! single-threaded cache behind one `Mutex`, locked for the whole of every
 //! call. Even a `get` writes (it moves its entry in the recency order), so
 //! there is no read-only path an `RwLock` could let run in parallel, and
 //! eviction couples every key to every other: one lock, one order.
+// @end
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError}; // @gate 7
 
-use harness_contract::lru_cache::{CacheError, LruCache, SharedLruCache};
+use harness_contract::lru_cache::CacheError; // @gate 3,5
+use harness_contract::lru_cache::LruCache;
+use harness_contract::lru_cache::SharedLruCache; // @gate 7
 
 /// Sentinel before the most recently used entry.
 const HEAD: usize = 0;
 /// Sentinel after the least recently used entry.
 const TAIL: usize = 1;
+// @gate 6
 /// Sentinel before the most recently used negative entry.
 const NHEAD: usize = 2;
 /// Sentinel after the least recently used negative entry.
 const NTAIL: usize = 3;
+// @end
 
 struct Node {
     key: String,
     value: i64,
-    cost: u64,
+    cost: u64, // @gate 3
+    // @gate 2
     /// The first time at which the entry counts as expired; `None`: never.
     deadline: Option<u64>,
+    // @end
     prev: usize,
     next: usize,
+    // @gate 6
     /// The backend has no value for the key; `value` means nothing.
     negative: bool,
     /// Links in the list of negative entries (only while `negative`).
     nprev: usize,
     nnext: usize,
+    // @end
 }
 
 impl Node {
-    fn new(key: String, value: i64, cost: u64, deadline: Option<u64>) -> Node {
-        Node { key, value, cost, deadline, prev: HEAD, next: TAIL, negative: false, nprev: NHEAD, nnext: NTAIL }
+    fn new(
+        key: String,
+        value: i64,
+        cost: u64, // @gate 3
+        deadline: Option<u64>, // @gate 2
+    ) -> Node {
+        Node {
+            key,
+            value,
+            cost, // @gate 3
+            deadline, // @gate 2
+            prev: HEAD,
+            next: TAIL,
+            negative: false, // @gate 6
+            nprev: NHEAD, // @gate 6
+            nnext: NTAIL, // @gate 6
+        }
     }
 
     fn sentinel() -> Node {
-        Node::new(String::new(), 0, 0, None)
+        Node::new(
+            String::new(),
+            0,
+            0, // @gate 3
+            None, // @gate 2
+        )
     }
 }
 
+// @gate 5
 /// A load in flight: the callers waiting on it (the one that started it
 /// included), and whether the key was written since it started.
 struct Load {
     waiters: u64,
     stale: bool,
 }
+// @end
 
 pub struct Cache {
     nodes: Vec<Node>,
@@ -80,17 +116,23 @@ pub struct Cache {
     free: Vec<usize>,
     index: HashMap<String, usize>,
     capacity: u64,
-    used: u64,
-    now: u64,
+    used: u64, // @gate 3
+    now: u64, // @gate 2
+    // @gate 4
     hits: u64,
     misses: u64,
     evictions: u64,
     expirations: u64,
+    // @end
+    // @gate 5
     loads: HashMap<String, Load>,
     backend_calls: u64,
+    // @end
+    // @gate 6
     /// Negative entries held, and the most that may be held.
     negatives: usize,
     negative_limit: usize,
+    // @end
 }
 
 impl Cache {
@@ -107,6 +149,7 @@ impl Cache {
         self.nodes[HEAD].next = i;
         self.nodes[first].prev = i;
     }
+    // @gate 6
 
     fn neg_unlink(&mut self, i: usize) {
         let (prev, next) = (self.nodes[i].nprev, self.nodes[i].nnext);
@@ -121,34 +164,49 @@ impl Cache {
         self.nodes[NHEAD].nnext = i;
         self.nodes[first].nprev = i;
     }
+    // @end
 
+    // @gate 6
     /// Marks entry `i` as the most recently used (among negative entries
     /// too, if it is one).
+    // @else
+    //~ /// Marks entry `i` as the most recently used.
+    // @end
     fn touch(&mut self, i: usize) {
         self.unlink(i);
         self.push_front(i);
+        // @gate 6
         if self.nodes[i].negative {
             self.neg_unlink(i);
             self.neg_push_front(i);
         }
+        // @end
     }
+    // @gate 2
 
     fn is_expired(&self, i: usize) -> bool {
         self.nodes[i].deadline.is_some_and(|d| self.now >= d)
     }
+    // @end
 
     /// Unlinks entry `i` and forgets it; returns its key and value.
     fn drop_entry(&mut self, i: usize) -> (String, i64) {
         self.unlink(i);
+        // @gate 6
         if self.nodes[i].negative {
             self.neg_unlink(i);
             self.negatives -= 1;
         }
+        // @end
         let node = &mut self.nodes[i];
         let key = std::mem::take(&mut node.key);
+        // @gate 3
         let (value, cost) = (node.value, node.cost);
+        // @else
+        //~ let value = node.value;
+        // @end
         self.index.remove(&key);
-        self.used -= cost;
+        self.used -= cost; // @gate 3
         self.free.push(i);
         (key, value)
     }
@@ -165,6 +223,7 @@ impl Cache {
             }
         }
     }
+    // @gate 2
 
     /// The slot of `key` if it holds a live entry. An expired entry is
     /// removed on the spot (lazy expiry): nobody ever sees a stale value.
@@ -172,42 +231,75 @@ impl Cache {
         let i = *self.index.get(key)?;
         if self.is_expired(i) {
             self.drop_entry(i);
-            self.expirations += 1;
+            self.expirations += 1; // @gate 4
             return None;
         }
         Some(i)
     }
+    // @end
 
+    // @gate 3
     /// Inserts or replaces `key` as the most recently used entry, then
     /// evicts from the cold end until the budget holds. The caller has
     /// checked that `cost <= capacity`, so the new entry is never a victim.
-    fn insert(&mut self, key: String, value: i64, cost: u64, deadline: Option<u64>) -> Vec<String> {
+    // @else
+    //~ /// Inserts or replaces `key` as the most recently used entry, then
+    //~ /// evicts the least recently used entry if the cache is over capacity.
+    // @end
+    fn insert(
+        &mut self,
+        key: String,
+        value: i64,
+        cost: u64, // @gate 3
+        deadline: Option<u64>, // @gate 2
+    ) -> Vec<String> {
+        // @gate 5
         // Every stored entry is a write, which a load in flight must not
         // overwrite with the older answer it is reading.
         self.invalidate_load(&key);
-        // The old entry goes first, so its cost is not counted twice. It is
-        // replaced, not expired or evicted, whatever its deadline was.
+        // @end
+        // @gate 3
+        // The old entry goes first, so its cost is not counted twice.
+        // @else
+        //~ // The old entry goes first, so replacing a key evicts nothing.
+        // @end
+        // It is replaced, not expired or evicted, whatever its deadline was. // @gate 2
         if let Some(&old) = self.index.get(&key) {
             self.drop_entry(old);
         }
-        let i = self.alloc(Node::new(key.clone(), value, cost, deadline));
+        let i = self.alloc(Node::new(
+            key.clone(),
+            value,
+            cost, // @gate 3
+            deadline, // @gate 2
+        ));
         self.index.insert(key, i);
         self.push_front(i);
+        // @gate 3
         self.used += cost;
         // Until within budget, not once: one large entry may need several
-        // victims. Expired or not, the least recently used entry goes.
+        // victims.
+        // @end
+        // Expired or not, the least recently used entry goes. // @gate 2
         let mut evicted = Vec::new();
+        // @gate 3
         while self.used > self.capacity {
+        // @else
+        //~ if self.index.len() as u64 > self.capacity {
+        // @end
             let victim = self.nodes[TAIL].prev;
             evicted.push(self.drop_entry(victim).0);
-            self.evictions += 1;
+            self.evictions += 1; // @gate 4
         }
         evicted
     }
+    // @gate 2
 
     fn deadline(&self, ttl_ms: u64) -> u64 {
         self.now.saturating_add(ttl_ms)
     }
+    // @end
+    // @gate 5
 
     /// A write of `key` while its load is in flight: the load read the
     /// backend before this write, so its answer may be older than it.
@@ -221,11 +313,13 @@ impl Cache {
     fn settle(&mut self, key: &str) -> Result<Load, CacheError> {
         self.loads.remove(key).ok_or(CacheError::NoLoad)
     }
+    // @end
+    // @gate 6
 
     /// Evicts the least recently used negative entry; returns its key.
     fn evict_coldest_negative(&mut self) -> String {
         let victim = self.nodes[NTAIL].nprev;
-        self.evictions += 1;
+        self.evictions += 1; // @gate 4
         self.drop_entry(victim).0
     }
 
@@ -239,64 +333,108 @@ impl Cache {
         if self.negatives >= self.negative_limit {
             self.evict_coldest_negative();
         }
-        self.insert(key.clone(), 0, 1, Some(deadline));
+        self.insert(
+            key.clone(),
+            0,
+            1, // @gate 3
+            Some(deadline),
+        );
         let i = self.index[&key];
         self.nodes[i].negative = true;
         self.neg_push_front(i);
         self.negatives += 1;
     }
+    // @end
 }
 
 impl LruCache for Cache {
     fn new(capacity: usize) -> Self {
         Cache {
+            // @gate 6
             nodes: vec![Node::sentinel(), Node::sentinel(), Node::sentinel(), Node::sentinel()],
+            // @else
+            //~ nodes: vec![Node::sentinel(), Node::sentinel()],
+            // @end
             free: Vec::new(),
             index: HashMap::new(),
             capacity: capacity as u64,
-            used: 0,
-            now: 0,
+            used: 0, // @gate 3
+            now: 0, // @gate 2
+            // @gate 4
             hits: 0,
             misses: 0,
             evictions: 0,
             expirations: 0,
+            // @end
+            // @gate 5
             loads: HashMap::new(),
             backend_calls: 0,
+            // @end
+            // @gate 6
             negatives: 0,
             negative_limit: usize::MAX,
+            // @end
         }
     }
 
     fn put(&mut self, key: String, value: i64) -> Option<String> {
+        // @gate 3
         // Every cost is at least 1, so freeing room for a cost-1 entry takes
         // at most one victim.
-        self.insert(key, value, 1, None).pop()
+        // @end
+        self.insert(
+            key,
+            value,
+            1, // @gate 3
+            None, // @gate 2
+        )
+        .pop()
     }
 
     fn get(&mut self, key: String) -> Option<i64> {
+        // @gate 2
         match self.live(&key) {
+        // @else
+        //~ match self.index.get(&key).copied() {
+        // @end
+            // @gate 6
             // A negative entry has no value: a miss, and not a use.
             Some(i) if !self.nodes[i].negative => {
+            // @else
+            //~ Some(i) => {
+            // @end
                 self.touch(i);
-                self.hits += 1;
+                self.hits += 1; // @gate 4
                 Some(self.nodes[i].value)
             }
+            // @gate 4
             _ => {
                 self.misses += 1;
                 None
             }
+            // @else
+            //~ _ => None,
+            // @end
         }
     }
 
     fn remove(&mut self, key: String) -> Option<i64> {
+        // @gate 5
         // An invalidation reaches a load in flight even when the key is not
         // held: that is the moment the load's answer became old.
         self.invalidate_load(&key);
+        // @end
+        // @gate 2
         let i = self.live(&key)?;
+        // @else
+        //~ let i = *self.index.get(&key)?;
+        // @end
+        // @gate 6
         if self.nodes[i].negative {
             self.drop_entry(i);
             return None;
         }
+        // @end
         Some(self.drop_entry(i).1)
     }
 
@@ -313,6 +451,7 @@ impl LruCache for Cache {
         }
         keys
     }
+    // @gate 2
 
     fn advance(&mut self, ms: u64) -> u64 {
         // Only moves the clock: expired entries stay until something looks.
@@ -322,7 +461,13 @@ impl LruCache for Cache {
 
     fn put_ttl(&mut self, key: String, value: i64, ttl_ms: u64) -> Option<String> {
         let deadline = self.deadline(ttl_ms);
-        self.insert(key, value, 1, Some(deadline)).pop()
+        self.insert(
+            key,
+            value,
+            1, // @gate 3
+            Some(deadline),
+        )
+        .pop()
     }
 
     fn sweep(&mut self, max_checks: usize) -> usize {
@@ -337,13 +482,15 @@ impl LruCache for Cache {
             let warmer = self.nodes[i].prev;
             if self.is_expired(i) {
                 self.drop_entry(i);
-                self.expirations += 1;
+                self.expirations += 1; // @gate 4
                 removed += 1;
             }
             i = warmer;
         }
         removed
     }
+    // @end
+    // @gate 3
 
     fn put_sized(
         &mut self,
@@ -364,6 +511,8 @@ impl LruCache for Cache {
     fn used(&self) -> u64 {
         self.used
     }
+    // @end
+    // @gate 4
 
     fn stats(&self) -> (u64, u64, u64, u64) {
         (self.hits, self.misses, self.evictions, self.expirations)
@@ -373,12 +522,20 @@ impl LruCache for Cache {
         let reads = self.hits + self.misses;
         if reads == 0 { 0.0 } else { self.hits as f64 / reads as f64 }
     }
+    // @end
+    // @gate 5
 
     fn fetch(&mut self, key: String) -> Result<i64, CacheError> {
         if let Some(i) = self.live(&key) {
+            // @gate 6
             // A hit, with a value or a negative one, is a use; no load.
             self.touch(i);
             return if self.nodes[i].negative { Err(CacheError::NotFound) } else { Ok(self.nodes[i].value) };
+            // @else
+            //~ // A hit is a use; no load.
+            //~ self.touch(i);
+            //~ return Ok(self.nodes[i].value);
+            // @end
         }
         // Single flight: one load per key, every other miss waits on it.
         if let Some(load) = self.loads.get_mut(&key) {
@@ -396,7 +553,12 @@ impl LruCache for Cache {
         // overwrite what was written while it was being read.
         if !load.stale {
             let deadline = ttl_ms.map(|t| self.deadline(t));
-            self.insert(key, value, 1, deadline);
+            self.insert(
+                key,
+                value,
+                1, // @gate 3
+                deadline,
+            );
         }
         Ok(load.waiters)
     }
@@ -408,6 +570,8 @@ impl LruCache for Cache {
     fn backend_calls(&self) -> u64 {
         self.backend_calls
     }
+    // @end
+    // @gate 6
 
     fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError> {
         let load = self.settle(&key)?;
@@ -425,8 +589,10 @@ impl LruCache for Cache {
         }
         evicted
     }
+    // @end
 }
 
+// @gate 7
 /// The cache as the harness sees it: [`Cache`] behind one lock. The
 /// `&mut self` methods need no locking (`get_mut`: nobody else can hold
 /// it); the `&self` ones lock for the whole call, so each call takes effect
@@ -466,6 +632,7 @@ impl LruCache for Shared {
     fn keys(&self) -> Vec<String> {
         self.lock().keys()
     }
+    // @gate 2
     fn advance(&mut self, ms: u64) -> u64 {
         self.cache().advance(ms)
     }
@@ -475,18 +642,24 @@ impl LruCache for Shared {
     fn sweep(&mut self, max: usize) -> usize {
         self.cache().sweep(max)
     }
+    // @end
+    // @gate 3
     fn put_sized(&mut self, k: String, v: i64, cost: u64, ttl: Option<u64>) -> Result<Vec<String>, CacheError> {
         self.cache().put_sized(k, v, cost, ttl)
     }
     fn used(&self) -> u64 {
         self.lock().used()
     }
+    // @end
+    // @gate 4
     fn stats(&self) -> (u64, u64, u64, u64) {
         self.lock().stats()
     }
     fn hit_rate(&self) -> f64 {
         self.lock().hit_rate()
     }
+    // @end
+    // @gate 5
     fn fetch(&mut self, k: String) -> Result<i64, CacheError> {
         self.cache().fetch(k)
     }
@@ -499,12 +672,15 @@ impl LruCache for Shared {
     fn backend_calls(&self) -> u64 {
         self.lock().backend_calls()
     }
+    // @end
+    // @gate 6
     fn load_missing(&mut self, k: String, ttl: u64) -> Result<u64, CacheError> {
         self.cache().load_missing(k, ttl)
     }
     fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
         self.cache().set_negative_limit(limit)
     }
+    // @end
 }
 
 impl SharedLruCache for Shared {
@@ -536,3 +712,6 @@ impl SharedLruCache for Shared {
 }
 
 harness_contract::export!(lru_cache, Shared);
+// @else
+//~ harness_contract::export!(lru_cache, Cache);
+// @end

@@ -1,19 +1,35 @@
 //! Reference solution for `rate_limiter`.
 //!
-//! Four independent limiters, each a map from key to a small state struct.
-//! Every struct keeps its own clock, so a late timestamp is judged at the
-//! latest time that key has seen by that algorithm, and no key or algorithm
-//! ever waits on another's state.
+// @gate 2,7
+//! Independent limiters, each a map from key to a small state struct.
+//! Every limiter keeps a clock per key, so a late timestamp is judged at
+//! the latest time that key has seen by that limiter, and no key or
+//! limiter ever waits on another's state.
+//! The limiter that forgets idle keys has one clock for all its keys.  // @gate 6
+// @else
+//~ //! The limiter is a map from key to a small state struct, so no key ever
+//~ //! waits on another's state.
+// @end
+// @gate 3
 //!
 //! All arithmetic is in integers, so nothing is ever rounded: the sliding
-//! counter's comparison is multiplied through by the window length, and the
-//! token bucket counts in units of 1/window_ms of a token, so one
-//! millisecond of refill is exactly `limit` units.
+//! counter's comparison is multiplied through by the window length.
+//! The token bucket counts in units of 1/window_ms of a token, so one  // @gate 4
+//! millisecond of refill is exactly `limit` units.  // @gate 4
+// @end
 
+// @gate 2
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, PoisonError};
+// @else
+//~ use std::collections::HashMap;
+// @end
+use std::sync::{Mutex, PoisonError}; // @gate 5
 
+// @gate 5
 use harness_contract::rate_limiter::{RateLimiter, SharedRateLimiter};
+// @else
+//~ use harness_contract::rate_limiter::RateLimiter;
+// @end
 
 /// Fixed window: the window the key is in and what it was allowed there.
 /// The clock only matters at window granularity, so the window index is it.
@@ -22,13 +38,16 @@ struct Fixed {
     allowed: u32,
 }
 
+// @gate 2
 /// Sliding log: the times of the allowed requests that may still count,
 /// oldest first.
 struct Log {
     clock: u64,
     times: VecDeque<u64>,
 }
+// @end
 
+// @gate 3
 /// Sliding counter: allowed requests in the current window and the one
 /// before it.
 struct Counter {
@@ -37,24 +56,30 @@ struct Counter {
     previous: u64,
     current: u64,
 }
+// @end
 
+// @gate 4
 /// Token bucket, in units of 1/window_ms of a token.
 struct Bucket {
     clock: u64,
     units: u64,
 }
+// @end
 
-/// Gate 5: one key's sliding log on the shared limiter, and how many of
-/// its requests were granted.
+// @gate 5
+/// One key's sliding log on the shared limiter, and how many of its
+/// requests were granted.
 struct SharedLog {
     clock: u64,
     recent: VecDeque<u64>,
     granted: u64,
 }
+// @end
 
-/// Gate 6: the log limiter that forgets idle keys. One clock for all keys,
-/// so every allowed request enters one queue in time order and expires
-/// from its front: a key whose last counting request expires is removed.
+// @gate 6
+/// The log limiter that forgets idle keys. One clock for all keys, so
+/// every allowed request enters one queue in time order and expires from
+/// its front: a key whose last counting request expires is removed.
 struct Active {
     clock: u64,
     /// The counting times of each active key, oldest first; never empty.
@@ -85,31 +110,37 @@ impl Active {
         now
     }
 }
+// @end
 
-/// Gate 7: a key's leaky bucket. Releases are spaced exactly `window_ms`
-/// apart while the queue is busy, so the time of the latest release says
-/// how many are still waiting: no queue of times is needed.
+// @gate 7
+/// A key's leaky bucket. Releases are spaced exactly `window_ms` apart
+/// while the queue is busy, so the time of the latest release says how
+/// many are still waiting: no queue of times is needed.
 struct Leak {
     clock: u64,
     /// When the latest accepted request is (or was) released.
     last: Option<u64>,
 }
+// @end
 
 pub struct Limiter {
     limit: u32,
     window_ms: u64,
-    active: Active,
-    leaks: HashMap<String, Leak>,
-    /// Gate 5: the shared limiter, every key behind one lock. Each call
-    /// holds it from its first look at the key to its last change, so
-    /// calls take effect one at a time, in the order they take the lock.
-    shared: Mutex<HashMap<String, SharedLog>>,
     fixed: HashMap<String, Fixed>,
-    logs: HashMap<String, Log>,
-    counters: HashMap<String, Counter>,
-    buckets: HashMap<String, Bucket>,
+    logs: HashMap<String, Log>,         // @gate 2
+    counters: HashMap<String, Counter>, // @gate 3
+    buckets: HashMap<String, Bucket>,   // @gate 4
+    // @gate 5
+    /// The shared limiter, every key behind one lock. Each call holds it
+    /// from its first look at the key to its last change, so calls take
+    /// effect one at a time, in the order they take the lock.
+    shared: Mutex<HashMap<String, SharedLog>>,
+    // @end
+    active: Active,               // @gate 6
+    leaks: HashMap<String, Leak>, // @gate 7
 }
 
+// @gate 2,7
 /// Moves a clock forward to `now_ms` and returns the effective time: a
 /// request stamped earlier than one already seen is judged at the later
 /// time, so no state ever runs backwards.
@@ -117,7 +148,9 @@ fn advance(clock: &mut u64, now_ms: u64) -> u64 {
     *clock = (*clock).max(now_ms);
     *clock
 }
+// @end
 
+// @gate 4
 impl Limiter {
     /// The key's bucket, refilled up to `now_ms` (created full).
     fn refill(&mut self, key: String, now_ms: u64) -> &mut Bucket {
@@ -135,19 +168,22 @@ impl Limiter {
         bucket
     }
 }
+// @end
 
 impl RateLimiter for Limiter {
     fn new(limit: u32, window_ms: u64) -> Self {
         Limiter {
             limit,
             window_ms,
-            active: Active { clock: 0, logs: HashMap::new(), expiry: VecDeque::new() },
-            leaks: HashMap::new(),
-            shared: Mutex::new(HashMap::new()),
             fixed: HashMap::new(),
-            logs: HashMap::new(),
-            counters: HashMap::new(),
-            buckets: HashMap::new(),
+            logs: HashMap::new(),               // @gate 2
+            counters: HashMap::new(),           // @gate 3
+            buckets: HashMap::new(),            // @gate 4
+            shared: Mutex::new(HashMap::new()), // @gate 5
+            // @gate 6
+            active: Active { clock: 0, logs: HashMap::new(), expiry: VecDeque::new() },
+            // @end
+            leaks: HashMap::new(), // @gate 7
         }
     }
 
@@ -166,6 +202,7 @@ impl RateLimiter for Limiter {
             false
         }
     }
+    // @gate 2
 
     fn log_allow(&mut self, key: String, now_ms: u64) -> bool {
         let (limit, window_ms) = (self.limit as usize, self.window_ms);
@@ -185,6 +222,8 @@ impl RateLimiter for Limiter {
         }
         allowed
     }
+    // @end
+    // @gate 3
 
     fn counter_allow(&mut self, key: String, now_ms: u64) -> bool {
         let (limit, window_ms) = (u64::from(self.limit), self.window_ms);
@@ -209,6 +248,8 @@ impl RateLimiter for Limiter {
         }
         allowed
     }
+    // @end
+    // @gate 4
 
     fn bucket_allow(&mut self, key: String, cost: u32, now_ms: u64) -> bool {
         let need = u64::from(cost) * self.window_ms;
@@ -233,6 +274,8 @@ impl RateLimiter for Limiter {
         // Round up: after the floor the bucket is still short of `cost`.
         Some(missing.div_ceil(limit))
     }
+    // @end
+    // @gate 6
 
     fn active_allow(&mut self, key: String, now_ms: u64) -> bool {
         let now = self.active.expire(now_ms, self.window_ms);
@@ -241,7 +284,7 @@ impl RateLimiter for Limiter {
         if allowed {
             self.active.expiry.push_back((now, key.clone()));
             // Only an allowed request creates a key: a refused one records
-            // nothing, so it cannot keep a key alive.
+            // nothing, so it cannot keep a key active.
             self.active.logs.entry(key).or_default().push_back(now);
         }
         allowed
@@ -251,6 +294,8 @@ impl RateLimiter for Limiter {
         self.active.expire(now_ms, self.window_ms);
         self.active.logs.len() as u64
     }
+    // @end
+    // @gate 7
 
     fn leak_offer(&mut self, key: String, now_ms: u64) -> Option<u64> {
         let (limit, window_ms) = (u64::from(self.limit), self.window_ms);
@@ -275,8 +320,10 @@ impl RateLimiter for Limiter {
         let now = advance(&mut leak.clock, now_ms);
         waiting(leak.last, now, self.window_ms)
     }
+    // @end
 }
 
+// @gate 7
 /// How many releases of a leaky bucket whose latest release is `last` come
 /// strictly after `now`: last, last - w, ... down to above now, all of one
 /// busy stretch (it began at an effective time no later than now), so
@@ -284,7 +331,9 @@ impl RateLimiter for Limiter {
 fn waiting(last: Option<u64>, now: u64, window_ms: u64) -> u64 {
     last.map_or(0, |last| last.saturating_sub(now).div_ceil(window_ms))
 }
+// @end
 
+// @gate 5
 impl SharedRateLimiter for Limiter {
     fn shared_allow(&self, key: String, now_ms: u64) -> bool {
         let limit = self.limit as usize;
@@ -311,5 +360,6 @@ impl SharedRateLimiter for Limiter {
         logs.get(&key).map_or(0, |log| log.granted)
     }
 }
+// @end
 
 harness_contract::export!(rate_limiter, Limiter);

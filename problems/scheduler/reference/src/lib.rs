@@ -3,26 +3,43 @@
 //! A min-heap of queue entries `(due, seq, id)` plus one record per job,
 //! indexed by id. `seq` is a counter bumped on every insertion, so two
 //! entries due at the same time leave in insertion order and the payload is
-//! never compared. Cancellation is lazy: the record changes state and the
-//! heap entry stays behind as a tombstone, skipped when it surfaces; the
-//! heap is rebuilt whenever tombstones outnumber live entries (with a small
-//! floor), which keeps it within `2 * live + 8` entries. A cancelled job's
-//! record is dropped at once: ids are issued in order, so "was this id ever
-//! issued?" is a comparison, and memory follows the jobs that still matter.
+//! never compared.
+// @gate 2
+//!
+//! Cancellation is lazy: the record changes state and the heap entry stays
+//! behind as a tombstone, skipped when it surfaces; the heap is rebuilt
+//! whenever tombstones outnumber live entries (with a small floor), which
+//! keeps it within `2 * live + 8` entries. A cancelled job's record is
+//! dropped at once, so memory follows the jobs that still matter.
+// @gate 4
+//! Ids are issued in order, so "was this id ever issued?" is a comparison
+//! even for a job whose record is gone.
+// @end
+// @end
+// @gate 5
 //!
 //! `run_due` and `run_batch` are one loop with a limit, so a batch is
 //! exactly the first runs of `run_due` and its leftovers keep their heap
-//! entries (and so their place). A recurring job's run time is three
-//! numbers on its record: the duration of later runs, whether they may
-//! overlap, and the latest end among its runs so far (`busy_until`). A run
-//! starting before `busy_until` overlaps an earlier one; per job, runs start
-//! in non-decreasing time, so that one number answers the question and
-//! memory does not grow with the runs that have ended.
+//! entries (and so their place).
+// @end
+// @gate 6
+//!
+//! A recurring job's run time is three numbers on its record: the duration
+//! of later runs, whether they may overlap, and the latest end among its
+//! runs so far (`busy_until`). A run starting before `busy_until` overlaps
+//! an earlier one; per job, runs start in non-decreasing time, so that one
+//! number answers the question and memory does not grow with the runs that
+//! have ended.
+// @end
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+// @gate 3
 use harness_contract::scheduler::{SchedError, Scheduler};
+// @else
+//~ use harness_contract::scheduler::Scheduler;
+// @end
 
 /// One queue entry. Field order is comparison order: `seq` is unique, so
 /// `id` is never reached.
@@ -33,13 +50,16 @@ struct Entry {
     id: u64,
 }
 
+// @gate 3
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Once,
     FixedRate { period: u64, run_all: bool },
     FixedDelay { period: u64 },
 }
+// @end
 
+// @gate 2
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Waiting to run; `seq` names the one heap entry that is current.
@@ -47,13 +67,21 @@ enum State {
         due: u64,
         seq: u64,
     },
+    // @gate 4
     /// A one-shot job whose latest run was reported and not failed (yet).
+    // @else
+    //~ /// A one-shot job that ran: it is done.
+    // @end
     Ran,
     Cancelled,
+    // @gate 4
     /// Failed more often than the retry policy allows.
     Dead,
+    // @end
 }
+// @end
 
+// @gate 6
 /// How the runs of a recurring job take time. All zero for a job whose
 /// runs take no time, which never overlaps itself.
 #[derive(Clone, Copy, Debug)]
@@ -72,18 +100,22 @@ impl Default for RunTime {
         RunTime { duration: 0, allow_overlap: true, busy_until: 0, overlaps: 0, skipped: 0 }
     }
 }
+// @end
 
 struct Job {
-    kind: Kind,
-    state: State,
+    kind: Kind, // @gate 3
+    state: State, // @gate 2
+    // @gate 4
     /// Failed runs so far: the number of the next retry, if one is allowed.
     failures: u32,
-    run_time: RunTime,
+    // @end
+    run_time: RunTime, // @gate 6
     /// Carried for the caller, never compared: ordering must not depend on it.
     #[allow(dead_code)]
     payload: String,
 }
 
+// @gate 4
 #[derive(Clone, Copy, Debug, Default)]
 struct RetryPolicy {
     max_retries: u32,
@@ -104,39 +136,56 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 }
+// @end
 
+// @gate 2
 /// Below this many tombstones the heap is never rebuilt: rebuilding a tiny
 /// heap costs more than the memory it frees.
 const TOMBSTONE_FLOOR: usize = 8;
+// @end
 
 pub struct Sched {
     heap: BinaryHeap<Reverse<Entry>>,
+    // @gate 2
+    // @gate 4
     /// Jobs that are waiting, ran (and may still fail) or died; a
     /// cancelled job's record is dropped.
+    // @else
+    //~ /// Jobs that are waiting or ran; a cancelled job's record is dropped.
+    // @end
+    // @else
+    //~ /// The jobs waiting to run, carrying their payloads until they run.
+    // @end
     jobs: HashMap<u64, Job>,
     /// The last id issued.
     issued: u64,
     next_seq: u64,
-    /// Jobs in `State::Queued`: exactly the heap entries that are current.
-    live: usize,
-    policy: RetryPolicy,
-    rng: SplitMix64,
-    dead: Vec<u64>,
+    /// Jobs in `State::Queued`: exactly the heap entries that are current.  // @gate 2
+    live: usize, // @gate 2
+    policy: RetryPolicy, // @gate 4
+    rng: SplitMix64, // @gate 4
+    dead: Vec<u64>, // @gate 4
 }
 
 impl Sched {
+    // @gate 2
     fn job_mut(&mut self, id: u64) -> Option<&mut Job> {
         self.jobs.get_mut(&id)
     }
 
+    // @end
+    // @gate 3
     fn create(&mut self, kind: Kind, first: u64, payload: String) -> u64 {
+    // @else
+    //~ fn create(&mut self, first: u64, payload: String) -> u64 {
+    // @end
         self.issued += 1;
         let id = self.issued;
         self.jobs.insert(id, Job {
-            kind,
-            state: State::Cancelled, // replaced by `enqueue` right below
-            failures: 0,
-            run_time: RunTime::default(),
+            kind, // @gate 3
+            state: State::Cancelled, // replaced by `enqueue` right below  // @gate 2
+            failures: 0, // @gate 4
+            run_time: RunTime::default(), // @gate 6
             payload,
         });
         self.enqueue(id, first);
@@ -148,11 +197,14 @@ impl Sched {
     fn enqueue(&mut self, id: u64, due: u64) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        // @gate 2
         self.jobs.get_mut(&id).expect("a job being queued has a record").state = State::Queued { due, seq };
         self.live += 1;
+        // @end
         self.heap.push(Reverse(Entry { due, seq, id }));
     }
 
+    // @gate 2
     /// Whether `e` is its job's current entry rather than a tombstone.
     fn is_current(&self, e: &Entry) -> bool {
         matches!(self.jobs.get(&e.id), Some(Job { state: State::Queued { seq, .. }, .. }) if *seq == e.seq)
@@ -170,7 +222,9 @@ impl Sched {
             self.heap = heap.into_iter().filter(|Reverse(e)| self.is_current(e)).collect();
         }
     }
+    // @end
 
+    // @gate 6
     /// The run time of `id` if it is a recurring job still waiting (every
     /// recurring job is, until it is cancelled).
     fn recurring(&self, id: u64) -> Option<RunTime> {
@@ -179,7 +233,9 @@ impl Sched {
             _ => None,
         }
     }
+    // @end
 
+    // @gate 4
     /// The ceiling of the jitter for retry number `n` (1-based):
     /// `min(cap, base * 2^(n-1))`, saturating instead of overflowing.
     fn backoff_ceiling(&self, n: u32) -> u64 {
@@ -187,24 +243,38 @@ impl Sched {
         let ceiling = self.policy.base_ms.saturating_mul(factor);
         ceiling.min(self.policy.cap_ms)
     }
+    // @end
 
+    // @gate 5
     /// Makes the runs due at `now_ms`, at most `limit` of them, in order.
     fn dispatch(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
+    // @else
+    //~ /// Makes the runs due at `now_ms`, in order.
+    //~ fn dispatch(&mut self, now_ms: u64) -> Vec<u64> {
+    // @end
         let mut ran = Vec::new();
+        // @gate 3
         // Keep popping while the top is due: an entry inserted during this
         // call (a fixed-rate job catching up with "all") may be due too.
+        // @end
+        // @gate 5
         // Check the limit before popping: what is left stays in its place.
         while ran.len() < limit {
+        // @else
+        //~ loop {
+        // @end
             let Some(&Reverse(top)) = self.heap.peek() else { break };
             if top.due > now_ms {
                 break;
             }
             self.heap.pop();
+            // @gate 2
             if !self.is_current(&top) {
                 continue; // a tombstone: consumed, never run
             }
             self.live -= 1;
             let job = self.jobs.get_mut(&top.id).expect("a current entry has a record");
+            // @gate 6
             // A run starts now, whatever its due time; it overlaps an earlier
             // run of the same job that has not ended yet.
             let rt = &mut job.run_time;
@@ -219,10 +289,19 @@ impl Sched {
                 ran.push(top.id);
             }
             let duration = rt.duration;
+            // @else
+            //~ ran.push(top.id);
+            // @end
+            // @gate 3
             match job.kind {
                 Kind::Once => job.state = State::Ran,
+                // @gate 6
                 // The delay counts from the end of the run that started now.
                 Kind::FixedDelay { period } => self.enqueue(top.id, now_ms.saturating_add(duration).saturating_add(period)),
+                // @else
+                //~ // Runs take no time: the delay counts from now.
+                //~ Kind::FixedDelay { period } => self.enqueue(top.id, now_ms.saturating_add(period)),
+                // @end
                 Kind::FixedRate { period, run_all } => {
                     // Anchored to the occurrence's own time, never to now.
                     let next = if run_all {
@@ -237,8 +316,15 @@ impl Sched {
                     self.enqueue(top.id, next);
                 }
             }
+            // @else
+            //~ job.state = State::Ran;
+            // @end
+            // @else
+            //~ self.jobs.remove(&top.id); // the job is done
+            //~ ran.push(top.id);
+            // @end
         }
-        self.maybe_rebuild();
+        self.maybe_rebuild(); // @gate 2
         ran
     }
 }
@@ -250,22 +336,31 @@ impl Scheduler for Sched {
             jobs: HashMap::new(),
             issued: 0,
             next_seq: 0,
-            live: 0,
-            policy: RetryPolicy::default(),
-            rng: SplitMix64::default(),
-            dead: Vec::new(),
+            live: 0, // @gate 2
+            policy: RetryPolicy::default(), // @gate 4
+            rng: SplitMix64::default(), // @gate 4
+            dead: Vec::new(), // @gate 4
         }
     }
 
     fn schedule(&mut self, at_ms: u64, payload: String) -> u64 {
+        // @gate 3
         self.create(Kind::Once, at_ms, payload)
+        // @else
+        //~ self.create(at_ms, payload)
+        // @end
     }
 
     fn run_due(&mut self, now_ms: u64) -> Vec<u64> {
+        // @gate 5
         self.dispatch(now_ms, usize::MAX)
+        // @else
+        //~ self.dispatch(now_ms)
+        // @end
     }
 
     fn next_due(&mut self) -> Option<u64> {
+        // @gate 2
         // Tombstones on top would report a time at which nothing runs.
         while let Some(Reverse(top)) = self.heap.peek() {
             if self.is_current(top) {
@@ -274,7 +369,11 @@ impl Scheduler for Sched {
             self.heap.pop();
         }
         None
+        // @else
+        //~ self.heap.peek().map(|Reverse(top)| top.due)
+        // @end
     }
+    // @gate 2
 
     fn cancel(&mut self, id: u64) -> bool {
         let Some(job) = self.job_mut(id) else {
@@ -301,6 +400,8 @@ impl Scheduler for Sched {
     fn pending(&mut self) -> usize {
         self.live
     }
+    // @end
+    // @gate 3
 
     fn schedule_fixed_rate(
         &mut self,
@@ -328,6 +429,8 @@ impl Scheduler for Sched {
         let kind = Kind::FixedDelay { period: period_ms };
         Ok(self.create(kind, first_ms, payload))
     }
+    // @end
+    // @gate 4
 
     fn set_retry_policy(&mut self, max_retries: u32, base_ms: u64, cap_ms: u64, seed: u64) {
         self.policy = RetryPolicy { max_retries, base_ms, cap_ms };
@@ -366,10 +469,14 @@ impl Scheduler for Sched {
     fn dead_letters(&mut self) -> Vec<u64> {
         self.dead.clone()
     }
+    // @end
+    // @gate 5
 
     fn run_batch(&mut self, now_ms: u64, limit: usize) -> Vec<u64> {
         self.dispatch(now_ms, limit)
     }
+    // @end
+    // @gate 6
 
     fn set_run_time(&mut self, id: u64, duration_ms: u64, allow_overlap: bool) -> bool {
         match self.jobs.get_mut(&id) {
@@ -389,6 +496,7 @@ impl Scheduler for Sched {
     fn skipped(&mut self, id: u64) -> Option<u64> {
         self.recurring(id).map(|rt| rt.skipped)
     }
+    // @end
 }
 
 harness_contract::export!(scheduler, Sched);

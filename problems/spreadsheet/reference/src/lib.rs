@@ -6,17 +6,41 @@
 //! formula's own `refs()`; the reverse edges are kept in step with them on
 //! every edit, old ones removed before new ones are added.
 //!
-//! An edit (or a `recalc`) recomputes only the *affected* cells: the edited
-//! ones and everything that reads them, found by walking the reverse edges.
-//! A three-colour depth-first search over the forward edges, restricted to
+//! An edit recomputes only the *affected* cells: the edited one and
+//! everything that reads it, found by walking the reverse edges. A
+//! three-colour depth-first search over the forward edges, restricted to
 //! the affected cells, puts them in dependency order and finds the ones
 //! that are on a cycle or read one (a back edge reaches a grey cell; a
-//! black one is a diamond, which is fine). Both walks use explicit stacks,
-//! so a chain as deep as the sheet cannot overflow the thread's stack.
+//! black one is a diamond, which is fine).
+// @gate 3
+//! Both walks use explicit stacks, so a chain as deep as the sheet cannot
+//! overflow the thread's stack.
+// @end
 //! Reads return the cached value and never evaluate.
+// @gate 2
+//!
+//! The cycle through a cell is found by a breadth-first search from it
+//! along what each cell reads: the first way back is the shortest.
+// @end
+// @gate 4
+//!
+//! A `recalc` recomputes the same way, starting from every volatile cell
+//! (one whose formula calls `NOW()`) at once.
+// @end
+// @gate 5
+//!
+//! The waves of a cell are Kahn's algorithm over its dependents, one wave
+//! at a time.
+// @end
+// @gate 6
+//!
+//! With early cutoff on, the recomputation skips a cell when nothing it
+//! reads changed value.
+// @end
 
+use std::collections::VecDeque; // @gate 2
 use std::collections::hash_map::{DefaultHasher, Entry};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
 use harness_contract::spreadsheet::{Cell, Content, SheetError, Spreadsheet, parse_input};
@@ -51,13 +75,18 @@ enum Colour {
 
 pub struct Sheet {
     slots: Map<Cell, Slot>,
+    // @gate 4
     /// Cells whose formula calls `NOW()`.
     volatile: Set<Cell>,
+    /// The clock `NOW()` reads.
     now: i64,
-    evaluations: u64,
+    // @end
+    evaluations: u64, // @gate 3
+    // @gate 6
     /// Early cutoff: a dependent is evaluated only when a cell it reads
     /// changed value in the same recomputation.
     cutoff: bool,
+    // @end
 }
 
 impl Sheet {
@@ -141,16 +170,19 @@ impl Sheet {
             }
         }
 
+        // @gate 6
         if self.cutoff {
             self.evaluate_with_cutoff(&order, &broken, sources);
             return;
         }
+        // @end
         for cell in order {
             let value = if broken.contains(&cell) { Err(SheetError::Cycle) } else { self.evaluate(cell) };
             self.slot(cell).value = value;
         }
     }
 
+    // @gate 6
     /// Early cutoff: in dependency order, the sources and every cell that
     /// reads a cell whose value changed in this recomputation are
     /// evaluated; any other cell keeps its value, since nothing it reads
@@ -173,10 +205,14 @@ impl Sheet {
             self.slot(at).value = after;
         }
     }
+    // @end
 
-    /// The value of `cell` from its content and the values of what it reads,
-    /// which are up to date. Counts an evaluation unless the cell is empty or
-    /// reads a cell without a value.
+    /// The value of `cell` from its content and the values of what it
+    /// reads, which are up to date.
+    // @gate 3
+    /// Counts an evaluation unless the cell is empty or reads a cell without
+    /// a value.
+    // @end
     fn evaluate(&mut self, cell: Cell) -> Result<i64, SheetError> {
         let value = match &self.slots[&cell].content {
             Content::Empty => return Ok(0),
@@ -185,27 +221,39 @@ impl Sheet {
                 if f.refs().iter().any(|&r| self.value(r).is_err()) {
                     return Err(SheetError::Cycle);
                 }
+                // @gate 4
                 f.eval(self.now, |r| self.value(r).unwrap_or(0))
+                // @else
+                //~ f.eval(0, |r| self.value(r).unwrap_or(0))
+                // @end
             }
         };
-        self.evaluations += 1;
+        self.evaluations += 1; // @gate 3
         Ok(value)
     }
 }
 
 impl Spreadsheet for Sheet {
     fn new() -> Self {
-        Sheet { slots: Map::default(), volatile: Set::default(), now: 0, evaluations: 0, cutoff: false }
+        Sheet {
+            slots: Map::default(),
+            volatile: Set::default(), // @gate 4
+            now: 0,                   // @gate 4
+            evaluations: 0,           // @gate 3
+            cutoff: false,            // @gate 6
+        }
     }
 
     fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
         let cell = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
         let content = parse_input(&input)?;
+        // @gate 4
         if matches!(&content, Content::Formula(f) if f.is_volatile()) {
             self.volatile.insert(cell);
         } else {
             self.volatile.remove(&cell);
         }
+        // @end
         let new_refs = content.refs().to_vec();
         let old = std::mem::replace(&mut self.slot(cell).content, content);
         // Detach the old forward edges from the reverse index before adding
@@ -226,6 +274,7 @@ impl Spreadsheet for Sheet {
         let cell = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
         self.value(cell)
     }
+    // @gate 2
 
     fn cycle_path(&mut self, cell: String) -> Result<Option<Vec<String>>, SheetError> {
         let start = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
@@ -255,16 +304,22 @@ impl Spreadsheet for Sheet {
         }
         Ok(None)
     }
+    // @end
+    // @gate 3
 
     fn evaluations(&mut self) -> u64 {
         self.evaluations
     }
+    // @end
+    // @gate 4
 
     fn recalc(&mut self, now_ms: i64) {
         self.now = now_ms;
         let sources: Vec<Cell> = self.volatile.iter().copied().collect();
         self.recompute(&sources);
     }
+    // @end
+    // @gate 5
 
     fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
         let start = Cell::parse(&cell).ok_or(SheetError::BadCell)?;
@@ -316,10 +371,13 @@ impl Spreadsheet for Sheet {
         }
         Ok(waves)
     }
+    // @end
+    // @gate 6
 
     fn early_cutoff(&mut self, on: bool) {
         self.cutoff = on;
     }
+    // @end
 }
 
 harness_contract::export!(spreadsheet, Sheet);

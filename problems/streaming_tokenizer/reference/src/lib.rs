@@ -2,24 +2,32 @@
 //!
 //! A byte-level state machine. Everything that must survive a chunk
 //! boundary lives in the struct: the state (between tokens, in a bare token,
-//! in a string, just after a backslash, skipping to the next line), the
-//! decoded bytes of the unfinished token, how many raw bytes it spans, and
-//! where it started. `feed` looks at every byte exactly once and never
-//! goes back, so the work is linear in the bytes fed however they are cut.
+//! in a string, just after a backslash) and the decoded bytes of the
+//! unfinished token.
+//! It also counts the raw bytes the unfinished token spans, for the limit. // @gate 2
+//! It keeps where the unfinished token started, and the position of the next character. // @gate 3
+//! After a fault with recovery on, one more state skips to the next line. // @gate 4
+//! `feed` looks at every byte exactly once and never goes back, so the work
+//! is linear in the bytes fed however they are cut.
 //!
 //! UTF-8 is never decoded per chunk: a token's bytes are collected as bytes
 //! and turned into a `String` only when the token is complete. Every byte
-//! that ends a token is ASCII, so a complete token is whole UTF-8. Columns
-//! count characters by counting the bytes that start one (every byte but
-//! the `10xxxxxx` continuation bytes), which needs no decoding either.
+//! that ends a token is ASCII, so a complete token is whole UTF-8.
+//! Columns count characters by counting the bytes that start one (every byte but // @gate 3
+//! the `10xxxxxx` continuation bytes), which needs no decoding either. // @gate 3
+//! A truncated token keeps its bytes up to the limit, and only counts the rest. // @gate 6
+// @gate 5
 //!
 //! Nesting, once `set_max_depth` turns it on, is a stack of the openers
 //! still open, touched only where a punctuation token is emitted.
+// @end
 
 use harness_contract::streaming_tokenizer::{Fault, Kind, Refusal, StreamingTokenizer, Token};
 
+// @gate 2
 /// The limit before any `set_limit`: 1 MiB.
 const DEFAULT_LIMIT: usize = 1 << 20;
+// @end
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -31,49 +39,64 @@ enum State {
     InString,
     /// Inside a string, just after a backslash.
     Escape,
+    // @gate 4
     /// Recovering from a fault: discarding bytes up to the next newline.
     Skipping,
-    /// A fault without recovery: every later byte is discarded.
+    // @end
+    /// Broken by a fault: every later byte is discarded.
     Broken,
     /// `close` was called.
     Closed,
 }
 
+// @gate 3
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Pos {
     line: u64,
     column: u64,
 }
+// @end
 
 pub struct Lexer {
     state: State,
     /// Decoded bytes of the unfinished token (a string without its quotes).
     text: Vec<u8>,
+    // @gate 2
     /// Raw bytes of the stream the unfinished token spans so far.
     span: usize,
-    /// Where the unfinished token, or the region being skipped, started.
-    start: Pos,
     limit: usize,
-    recover: bool,
-    /// Bytes skipped so far while recovering.
-    skipped: u64,
-    /// Whether a token past the limit is truncated rather than a fault.
-    truncate: bool,
-    /// Whether the unfinished token has dropped a byte (it is truncated).
-    dropping: bool,
-    /// Where the number automaton is after the bare token's bytes so far.
-    shape: u8,
-    /// Whether the nesting checks are on, and their bound.
-    nesting: bool,
-    max_depth: usize,
-    /// The openers (`[` or `{`) of the containers open now, innermost last.
-    open: Vec<u8>,
+    // @end
+    // @gate 3
+    /// Where the unfinished token started.
+    start: Pos,
     /// The line of the next byte.
     line: u64,
     /// The column the next character will have.
     next_column: u64,
     /// The character that holds the byte being looked at.
     here: Pos,
+    // @end
+    // @gate 4
+    /// Whether a fault skips to the next line instead of breaking the stream.
+    recover: bool,
+    /// Bytes skipped so far while recovering.
+    skipped: u64,
+    // @end
+    // @gate 5
+    /// Whether the nesting checks are on, and their bound.
+    nesting: bool,
+    max_depth: usize,
+    /// The openers (`[` or `{`) of the containers open now, innermost last.
+    open: Vec<u8>,
+    // @end
+    // @gate 6
+    /// Whether a token past the limit is truncated rather than a fault.
+    truncate: bool,
+    /// Whether the unfinished token has dropped a byte (it is truncated).
+    dropping: bool,
+    /// Where the number automaton is after the bare token's bytes so far.
+    shape: u8,
+    // @end
 }
 
 fn is_space(b: u8) -> bool {
@@ -89,10 +112,12 @@ fn ends_bare(b: u8) -> bool {
     is_space(b) || is_punct(b) || b == b'"'
 }
 
+// @gate 5
 /// The opener a closer closes.
 fn opener_of(closer: u8) -> Option<u8> {
     [(b']', b'['), (b'}', b'{')].into_iter().find(|&(c, _)| c == closer).map(|(_, o)| o)
 }
+// @end
 
 /// What `\x` stands for in a string, if it is a valid escape.
 fn unescape(b: u8) -> Option<u8> {
@@ -105,6 +130,7 @@ fn unescape(b: u8) -> Option<u8> {
     }
 }
 
+// @gate 6
 /// The number automaton for `-?[0-9]+(\.[0-9]+)?`, one byte at a time:
 /// 0 start, 1 after the minus, 2 in the digits, 3 after the point, 4 in
 /// the fraction (2 and 4 accept), 5 not a number.
@@ -123,6 +149,7 @@ fn shape_step(state: u8, b: u8) -> u8 {
 fn number_or_word(shape: u8) -> Kind {
     if matches!(shape, 2 | 4) { Kind::Number } else { Kind::Word }
 }
+// @end
 
 /// `-?[0-9]+(\.[0-9]+)?`
 fn is_number(s: &[u8]) -> bool {
@@ -135,9 +162,21 @@ fn is_number(s: &[u8]) -> bool {
 }
 
 impl Lexer {
-    /// Moves the position past byte `b`; returns the position of the
-    /// character `b` belongs to.
-    fn advance(&mut self, b: u8) -> Pos {
+    /// Keeps byte `b` of the token's text.
+    fn keep(&mut self, b: u8) {
+        // @gate 6
+        if !self.dropping {
+            self.text.push(b);
+        }
+        // @else
+        //~ self.text.push(b);
+        // @end
+    }
+
+    // @gate 3
+    /// Moves the position past byte `b`: `here` becomes the character `b`
+    /// belongs to.
+    fn advance(&mut self, b: u8) {
         if b & 0xC0 != 0x80 {
             self.here = Pos { line: self.line, column: self.next_column };
             self.next_column += 1;
@@ -146,16 +185,15 @@ impl Lexer {
             self.line += 1;
             self.next_column = 1;
         }
-        self.here
     }
+    // @end
 
-    fn token(&self, kind: Kind, text: String, at: Pos) -> Token {
-        Token::new(kind, text).at(at.line, at.column)
-    }
-
-    /// Counts byte `b` (at `at`) into the unfinished token; false (after
-    /// reporting the fault) if that makes the token longer than the limit.
-    fn join(&mut self, at: Pos, out: &mut Vec<Token>) -> bool {
+    // @gate 2
+    /// Counts the byte being looked at into the unfinished token; false
+    /// (after reporting the fault) if that makes the token longer than the
+    /// limit.
+    fn join(&mut self, out: &mut Vec<Token>) -> bool {
+        // @gate 6
         if self.dropping || (self.truncate && self.span >= self.limit) {
             // Truncated: this byte and every later one of the token are
             // dropped, only counted.
@@ -163,21 +201,17 @@ impl Lexer {
             self.dropping = true;
             return true;
         }
+        // @end
         self.span += 1;
         if self.span > self.limit {
-            self.fault(Fault::TokenTooLong, at, false, out);
+            self.fault(Fault::TokenTooLong, out);
             return false;
         }
         true
     }
+    // @end
 
-    /// Keeps byte `b` of the token's text, unless the token is truncated.
-    fn keep(&mut self, b: u8) {
-        if !self.dropping {
-            self.text.push(b);
-        }
-    }
-
+    // @gate 6
     /// A truncated token's text ends at its last whole character: the
     /// limit may have cut one in two.
     fn whole_characters(&mut self) {
@@ -191,24 +225,75 @@ impl Lexer {
     /// After a token is emitted: the marker, if it was truncated.
     fn flag(&mut self, out: &mut Vec<Token>) {
         if self.dropping {
+            // @gate 3
             out.push(Token::truncated(self.span as u64).at(self.start.line, self.start.column));
+            // @else
+            //~ out.push(Token::truncated(self.span as u64));
+            // @end
+        }
+    }
+    // @end
+
+    /// Emits the unfinished token as a token of `kind`, then goes back
+    /// between tokens.
+    fn emit(&mut self, kind: Kind, out: &mut Vec<Token>) {
+        self.whole_characters(); // @gate 6
+        let text = String::from_utf8_lossy(&self.text).into_owned();
+        // @gate 3
+        out.push(Token::new(kind, text).at(self.start.line, self.start.column));
+        // @else
+        //~ out.push(Token::new(kind, text));
+        // @end
+        self.flag(out); // @gate 6
+        self.text.clear();
+        self.span = 0; // @gate 2
+        self.state = State::Between;
+    }
+
+    fn emit_bare(&mut self, out: &mut Vec<Token>) {
+        let kind = if is_number(&self.text) { Kind::Number } else { Kind::Word };
+        // @gate 6
+        // Truncated, the kept text is not the whole token: its kind is.
+        let kind = if self.dropping { number_or_word(self.shape) } else { kind };
+        // @end
+        self.emit(kind, out);
+    }
+
+    /// Reports `fault`, revealed by the byte being looked at, then breaks
+    /// the stream.
+    /// With recovery on, it starts a skip to the next line instead. // @gate 4
+    fn fault(&mut self, fault: Fault, out: &mut Vec<Token>) {
+        // @gate 3
+        out.push(Token::error(fault).at(self.here.line, self.here.column));
+        // @else
+        //~ out.push(Token::error(fault));
+        // @end
+        self.text.clear();
+        // @gate 4
+        if self.recover {
+            // The skip covers the broken token from its first byte.
+            self.skipped = self.span as u64;
+            self.state = State::Skipping;
+            return;
+        }
+        // @end
+        self.state = State::Broken;
+    }
+
+    // @gate 4
+    /// The byte that revealed a fault without joining its token is the
+    /// first byte of the skip: a newline ends it at once.
+    fn skip_from(&mut self, b: u8, out: &mut Vec<Token>) {
+        if self.state == State::Skipping {
+            self.skip(b, out);
         }
     }
 
-    /// Reports `fault`, revealed by the character at `at`, then breaks the
-    /// stream or starts skipping. `at_newline`: the revealing byte is itself
-    /// the newline that ends the skip.
-    fn fault(&mut self, fault: Fault, at: Pos, at_newline: bool, out: &mut Vec<Token>) {
-        out.push(Token::error(fault).at(at.line, at.column));
-        self.text.clear();
-        if !self.recover {
-            self.state = State::Broken;
-            return;
-        }
-        self.skipped = self.span as u64;
-        self.state = State::Skipping;
-        if at_newline {
+    fn skip(&mut self, b: u8, out: &mut Vec<Token>) {
+        if b == b'\n' {
             self.end_skip(out);
+        } else {
+            self.skipped += 1;
         }
     }
 
@@ -217,125 +302,114 @@ impl Lexer {
         self.skipped = 0;
         self.state = State::Between;
     }
+    // @end
 
     /// A byte seen between tokens.
-    fn begin(&mut self, b: u8, at: Pos, out: &mut Vec<Token>) {
+    fn begin(&mut self, b: u8, out: &mut Vec<Token>) {
         if is_space(b) {
             return;
         }
-        self.start = at;
-        self.span = 0;
         self.text.clear();
+        self.start = self.here; // @gate 3
+        // @gate 2
+        self.span = 0;
+        // @gate 6
         self.dropping = false;
-        if !self.join(at, out) {
+        // @end
+        if !self.join(out) {
             return;
         }
+        // @end
         if is_punct(b) {
-            if self.nesting && !self.nest(b, at, out) {
+            // @gate 5
+            if self.nesting && !self.nest(b, out) {
                 return;
             }
-            let text = if self.dropping { String::new() } else { (b as char).to_string() };
-            out.push(self.token(Kind::Punct, text, at));
-            self.flag(out);
-            self.span = 0;
+            // @end
+            self.keep(b);
+            self.emit(Kind::Punct, out);
         } else if b == b'"' {
             self.state = State::InString;
         } else {
             self.keep(b);
-            self.shape = shape_step(SHAPE_START, b);
+            self.shape = shape_step(SHAPE_START, b); // @gate 6
             self.state = State::Bare;
         }
     }
 
-    /// Opens or closes a container for punctuation `b` (at `at`); false
-    /// (after reporting the fault) if the nesting forbids it.
-    fn nest(&mut self, b: u8, at: Pos, out: &mut Vec<Token>) -> bool {
+    // @gate 5
+    /// Opens or closes a container for punctuation `b`; false (after
+    /// reporting the fault) if the nesting forbids it.
+    fn nest(&mut self, b: u8, out: &mut Vec<Token>) -> bool {
         if b == b'[' || b == b'{' {
             if self.open.len() + 1 > self.max_depth {
-                self.fault(Fault::TooDeep, at, false, out);
+                self.fault(Fault::TooDeep, out);
                 return false;
             }
             self.open.push(b);
         } else if let Some(opener) = opener_of(b) {
             if self.open.last() != Some(&opener) {
-                self.fault(Fault::MismatchedClose, at, false, out);
+                self.fault(Fault::MismatchedClose, out);
                 return false;
             }
             self.open.pop();
         }
         true
     }
-
-    fn emit_bare(&mut self, out: &mut Vec<Token>) {
-        self.whole_characters();
-        let kind = if is_number(&self.text) { Kind::Number } else { Kind::Word };
-        let text = String::from_utf8_lossy(&self.text).into_owned();
-        // Truncated, the kept text is not the whole token: its kind is.
-        let kind = if self.dropping { number_or_word(self.shape) } else { kind };
-        out.push(self.token(kind, text, self.start));
-        self.flag(out);
-        self.text.clear();
-        self.span = 0;
-        self.state = State::Between;
-    }
+    // @end
 
     fn step(&mut self, b: u8, out: &mut Vec<Token>) {
-        let at = self.advance(b);
+        self.advance(b); // @gate 3
         match self.state {
-            State::Between => self.begin(b, at, out),
+            State::Between => self.begin(b, out),
             State::Bare => {
                 if ends_bare(b) {
                     self.emit_bare(out);
-                    self.begin(b, at, out);
-                } else if self.join(at, out) {
-                    self.shape = shape_step(self.shape, b);
+                    self.begin(b, out);
+                } else {
+                    // @gate 2
+                    if !self.join(out) {
+                        return;
+                    }
+                    // @end
+                    self.shape = shape_step(self.shape, b); // @gate 6
                     self.keep(b);
                 }
             }
-            State::InString => match b {
-                b'"' => {
-                    if self.join(at, out) {
-                        self.whole_characters();
-                        let text = String::from_utf8_lossy(&self.text).into_owned();
-                        out.push(self.token(Kind::Str, text, self.start));
-                        self.text.clear();
-                        self.flag(out);
-                        self.span = 0;
-                        self.state = State::Between;
-                    }
-                }
-                b'\\' => {
-                    if self.join(at, out) {
-                        self.state = State::Escape;
-                    }
-                }
-                b'\n' => self.fault(Fault::UnterminatedString, at, true, out),
-                _ => {
-                    if self.join(at, out) {
-                        self.keep(b);
-                    }
-                }
-            },
-            State::Escape => match unescape(b) {
-                Some(c) => {
-                    if self.join(at, out) {
-                        self.keep(c);
-                        self.state = State::InString;
-                    }
-                }
-                None if b == b'\n' => self.fault(Fault::BadEscape, at, true, out),
-                None => {
-                    self.span += 1;
-                    self.fault(Fault::BadEscape, at, false, out);
-                }
-            },
-            State::Skipping => {
+            State::InString => {
+                // A string cannot span lines.
                 if b == b'\n' {
-                    self.end_skip(out);
-                } else {
-                    self.skipped += 1;
+                    self.fault(Fault::UnterminatedString, out);
+                    self.skip_from(b, out); // @gate 4
+                    return;
+                }
+                // @gate 2
+                if !self.join(out) {
+                    return;
+                }
+                // @end
+                match b {
+                    b'"' => self.emit(Kind::Str, out),
+                    b'\\' => self.state = State::Escape,
+                    _ => self.keep(b),
                 }
             }
+            State::Escape => match unescape(b) {
+                Some(c) => {
+                    // @gate 2
+                    if !self.join(out) {
+                        return;
+                    }
+                    // @end
+                    self.keep(c);
+                    self.state = State::InString;
+                }
+                None => {
+                    self.fault(Fault::BadEscape, out);
+                    self.skip_from(b, out); // @gate 4
+                }
+            },
+            State::Skipping => self.skip(b, out), // @gate 4
             State::Broken | State::Closed => unreachable!("feed returns before stepping"),
         }
     }
@@ -346,20 +420,30 @@ impl StreamingTokenizer for Lexer {
         Lexer {
             state: State::Between,
             text: Vec::new(),
+            // @gate 2
             span: 0,
-            start: Pos::default(),
             limit: DEFAULT_LIMIT,
-            recover: false,
-            skipped: 0,
-            truncate: false,
-            dropping: false,
-            shape: SHAPE_START,
-            nesting: false,
-            max_depth: 0,
-            open: Vec::new(),
+            // @end
+            // @gate 3
+            start: Pos::default(),
             line: 1,
             next_column: 1,
             here: Pos::default(),
+            // @end
+            // @gate 4
+            recover: false,
+            skipped: 0,
+            // @end
+            // @gate 5
+            nesting: false,
+            max_depth: 0,
+            open: Vec::new(),
+            // @end
+            // @gate 6
+            truncate: false,
+            dropping: false,
+            shape: SHAPE_START,
+            // @end
         }
     }
 
@@ -380,30 +464,42 @@ impl StreamingTokenizer for Lexer {
     }
 
     fn close(&mut self) -> Result<Vec<Token>, Refusal> {
-        let mut out = Vec::new();
-        match self.state {
-            State::Closed => return Err(Refusal::Closed),
-            State::Between | State::Broken => {}
-            State::Bare => self.emit_bare(&mut out),
-            State::InString | State::Escape => {
-                let end = Pos { line: self.line, column: self.next_column };
-                self.fault(Fault::UnterminatedString, end, false, &mut out);
-                if self.state == State::Skipping {
-                    self.end_skip(&mut out);
-                }
-            }
-            State::Skipping => self.end_skip(&mut out),
+        if self.state == State::Closed {
+            return Err(Refusal::Closed);
         }
+        let mut out = Vec::new();
+        // @gate 3
+        // A fault found by the end of the stream is placed just past its
+        // last character.
+        self.here = Pos { line: self.line, column: self.next_column };
+        // @end
+        match self.state {
+            State::Bare => self.emit_bare(&mut out),
+            State::InString | State::Escape => self.fault(Fault::UnterminatedString, &mut out),
+            _ => {}
+        }
+        // @gate 4
+        // The end of the stream ends a skip, even one that began just now.
+        if self.state == State::Skipping {
+            self.end_skip(&mut out);
+        }
+        // @end
+        // @gate 5
         // The end of the stream closes no container: one still open is a
         // fault, after the pending token, unless the stream already broke.
         if self.nesting && !self.open.is_empty() && self.state != State::Broken {
-            let end = Pos { line: self.line, column: self.next_column };
-            out.push(Token::error(Fault::Unclosed).at(end.line, end.column));
+            // @gate 3
+            out.push(Token::error(Fault::Unclosed).at(self.here.line, self.here.column));
+            // @else
+            //~ out.push(Token::error(Fault::Unclosed));
+            // @end
         }
         self.open = Vec::new();
+        // @end
         self.state = State::Closed;
         Ok(out)
     }
+    // @gate 2
 
     fn set_limit(&mut self, max_token_bytes: usize) {
         self.limit = max_token_bytes;
@@ -415,14 +511,20 @@ impl StreamingTokenizer for Lexer {
             _ => 0,
         }
     }
+    // @end
+    // @gate 4
 
     fn set_recovery(&mut self, on: bool) {
         self.recover = on;
     }
+    // @end
+    // @gate 6
 
     fn set_truncate(&mut self, on: bool) {
         self.truncate = on;
     }
+    // @end
+    // @gate 5
 
     fn set_max_depth(&mut self, max_depth: usize) {
         // Containers count from the first call on: none is open before it.
@@ -436,6 +538,7 @@ impl StreamingTokenizer for Lexer {
             _ => self.open.len(),
         }
     }
+    // @end
 }
 
 harness_contract::export!(streaming_tokenizer, Lexer);

@@ -1,59 +1,115 @@
 //! Reference solution for `token_stream_differ`.
 //!
-//! The state is a delta log, never a copy: the event log only grows at its
-//! end, and each feed remembers where the cursor and the log stood before
-//! it. Undo pops feeds off that history, a checkpoint is three integers
-//! (log length, cursor, number of feeds) and a shared pointer to its
-//! baseline, and rollback truncates to them.
+//! The state is a delta log, never a copy: a cursor into the baseline and
+//! an event log that only grows at its end.
+// @gate 2
+//! A checkpoint remembers where the differ stood (the log's length and the
+//! cursor), and rollback truncates back to it.
+// @end
+// @gate 3
+//! Each feed remembers where the cursor and the log stood before it: undo
+//! pops feeds off that history, and a checkpoint also counts the feeds made
+//! before it.
+// @end
+// @gate 4
 //! Positions are absolute (counted since `new`), so draining events from
 //! the front of the log does not disturb any stored position.
+// @end
+// @gate 5
 //!
 //! A cursor means nothing without the baseline it indexes, so the baseline
 //! is shared (`Rc`) and each checkpoint holds the one it was taken against:
 //! no copy, and a replaced baseline is freed once no label can return to it.
+// @end
+// @gate 6
+//!
+//! The undo limit makes the oldest feeds final by forgetting them from the
+//! front of the history, so the history never holds more than the limit.
+// @end
 
-use std::collections::VecDeque;
-use std::rc::Rc;
+use std::collections::VecDeque; // @gate 4,6
+use std::rc::Rc; // @gate 5
 
 use harness_contract::token_stream_differ::{DiffError, TokenStreamDiffer};
 
+// @gate 3
 /// One feed as the history remembers it: enough to take it back (where the
 /// cursor and the log stood before it) and to apply it again (its tokens).
 struct Feed {
     tokens: Vec<String>,
     cursor_before: usize,
+    // @gate 4
     /// Absolute position of the feed's first event: the log length before it.
+    // @else
+    //~ /// Position of the feed's first event: the log length before it.
+    // @end
     events_before: usize,
 }
+// @end
 
+// @gate 2
 /// Where the differ stood when the label was taken. No copies.
 struct Checkpoint {
     label: String,
+    // @gate 4
     /// Absolute log length.
+    // @else
+    //~ /// The log's length.
+    // @end
     events: usize,
     cursor: usize,
-    /// Absolute number of feeds in the history.
+    // @gate 3
+    /// How many feeds had been made, and not taken back, when it was taken.
     feeds: usize,
+    // @end
+    // @gate 5
     /// The baseline `cursor` indexes: shared, never copied.
     baseline: Rc<Vec<String>>,
+    // @end
 }
+// @end
 
 pub struct Differ {
+    // @gate 5
     baseline: Rc<Vec<String>>,
+    // @else
+    //~ baseline: Vec<String>,
+    // @end
     lookahead: usize,
     cursor: usize,
+    // @gate 4
     /// The undrained events; `log[0]` sits at absolute position `drained`.
     log: VecDeque<String>,
     drained: usize,
+    // @else
+    //~ /// The event log, oldest first.
+    //~ log: Vec<String>,
+    // @end
+    // @gate 3
+    // @gate 4,5,6
     /// The feeds undo can still reach; `history[0]` is feed number `sealed`.
+    // @else
+    //~ /// The feeds undo can still reach, oldest first.
+    // @end
+    // @gate 4,6
     history: VecDeque<Feed>,
-    sealed: usize,
+    // @else
+    //~ history: Vec<Feed>,
+    // @end
+    sealed: usize, // @gate 4,5,6
+    // @end
+    // @gate 6
     /// At most this many feeds stay undoable (`usize::MAX`: no limit).
     undo_limit: usize,
+    // @end
+    // @gate 3
     /// Token lists of undone feeds; the next one to redo is last.
     redo: Vec<Vec<String>>,
+    // @end
+    // @gate 2
     /// In the order the labels were (last) taken.
     checkpoints: Vec<Checkpoint>,
+    // @end
     closed: bool,
 }
 
@@ -62,14 +118,20 @@ fn event(kind: &str, token: &str) -> String {
 }
 
 impl Differ {
+    // @gate 4
     fn total_events(&self) -> usize {
         self.drained + self.log.len()
     }
 
+    // @end
+    // @gate 3
+    // @gate 4,5,6
     fn total_feeds(&self) -> usize {
         self.sealed + self.history.len()
     }
 
+    // @end
+    // @end
     /// The nearest position in `cursor ..= cursor + lookahead` (cut at the
     /// end of the baseline) that holds `token`. Scanning forward and
     /// stopping at the first hit is what makes the match the nearest one.
@@ -78,11 +140,21 @@ impl Differ {
         (self.cursor..end).find(|&j| self.baseline[j] == token)
     }
 
+    // @gate 3
     /// Diffs one feed and records it in the history. Shared by `feed` and
     /// `redo`; only `feed` empties the redo stack.
+    // @else
+    //~ /// Diffs one feed and appends its events to the log.
+    // @end
     fn apply(&mut self, tokens: Vec<String>) -> Vec<String> {
+        // @gate 3
         let cursor_before = self.cursor;
+        // @gate 4
         let events_before = self.total_events();
+        // @else
+        //~ let events_before = self.log.len();
+        // @end
+        // @end
         let mut emitted = Vec::new();
         for token in &tokens {
             match self.nearest_match(token) {
@@ -99,11 +171,20 @@ impl Differ {
             }
         }
         self.log.extend(emitted.iter().cloned());
+        // @gate 3
+        // @gate 4,6
         self.history.push_back(Feed { tokens, cursor_before, events_before });
+        // @else
+        //~ self.history.push(Feed { tokens, cursor_before, events_before });
+        // @end
+        // @end
+        // @gate 6
         // Here, not in `feed`: a redone feed counts against the limit too.
         self.enforce_undo_limit();
+        // @end
         emitted
     }
+    // @gate 6
 
     /// Makes the oldest undoable feeds final until at most `undo_limit`
     /// remain; returns how many it made final. Popped from the front, so
@@ -114,6 +195,9 @@ impl Differ {
         self.sealed += over;
         over
     }
+    // @end
+    // @gate 5
+    // @gate 3
 
     /// Every feed so far becomes final (nothing before this point can be
     /// undone any more).
@@ -121,21 +205,37 @@ impl Differ {
         self.sealed += self.history.len();
         self.history.clear();
     }
+    // @end
+    // @end
 }
 
 impl TokenStreamDiffer for Differ {
     fn new(baseline: Vec<String>, lookahead: usize) -> Self {
         Differ {
+            // @gate 5
             baseline: Rc::new(baseline),
+            // @else
+            //~ baseline,
+            // @end
             lookahead,
             cursor: 0,
+            // @gate 4
             log: VecDeque::new(),
             drained: 0,
+            // @else
+            //~ log: Vec::new(),
+            // @end
+            // @gate 3
+            // @gate 4,6
             history: VecDeque::new(),
-            sealed: 0,
-            undo_limit: usize::MAX,
-            redo: Vec::new(),
-            checkpoints: Vec::new(),
+            // @else
+            //~ history: Vec::new(),
+            // @end
+            sealed: 0, // @gate 4,5,6
+            // @end
+            undo_limit: usize::MAX,  // @gate 6
+            redo: Vec::new(),        // @gate 3
+            checkpoints: Vec::new(), // @gate 2
             closed: false,
         }
     }
@@ -144,9 +244,11 @@ impl TokenStreamDiffer for Differ {
         if self.closed {
             return Err(DiffError::Closed);
         }
+        // @gate 3
         // A new edit abandons the undone branch: those feeds were diffed
         // against a state that no longer exists.
         self.redo.clear();
+        // @end
         Ok(self.apply(tokens))
     }
 
@@ -158,9 +260,11 @@ impl TokenStreamDiffer for Differ {
         let trailing: Vec<String> = self.baseline[self.cursor..].iter().map(|t| event("del", t)).collect();
         self.log.extend(trailing.iter().cloned());
         self.cursor = self.baseline.len();
+        // @gate 3
         // The stream is final: nothing will ever be undone or redone.
         self.history.clear();
         self.redo.clear();
+        // @end
         trailing
     }
 
@@ -171,6 +275,7 @@ impl TokenStreamDiffer for Differ {
     fn cursor(&self) -> usize {
         self.cursor
     }
+    // @gate 2
 
     fn checkpoint(&mut self, label: String) -> Result<(), DiffError> {
         if self.closed {
@@ -180,10 +285,20 @@ impl TokenStreamDiffer for Differ {
         self.checkpoints.retain(|c| c.label != label);
         self.checkpoints.push(Checkpoint {
             label,
+            // @gate 4
             events: self.total_events(),
+            // @else
+            //~ events: self.log.len(),
+            // @end
             cursor: self.cursor,
+            // @gate 3
+            // @gate 4,5,6
             feeds: self.total_feeds(),
-            baseline: Rc::clone(&self.baseline),
+            // @else
+            //~ feeds: self.history.len(),
+            // @end
+            // @end
+            baseline: Rc::clone(&self.baseline), // @gate 5
         });
         Ok(())
     }
@@ -194,26 +309,51 @@ impl TokenStreamDiffer for Differ {
         }
         let index = self.checkpoints.iter().position(|c| c.label == label).ok_or(DiffError::UnknownLabel)?;
         let target = &self.checkpoints[index];
+        // @gate 4
         if target.events < self.drained {
             return Err(DiffError::Drained);
         }
+        // @end
+        // @gate 3
         let (events, cursor, feeds) = (target.events, target.cursor, target.feeds);
-        let baseline = Rc::clone(&target.baseline);
+        // @else
+        //~ let (events, cursor) = (target.events, target.cursor);
+        // @end
+        let baseline = Rc::clone(&target.baseline); // @gate 5
+        // @gate 4
         let removed = self.total_events() - events;
         self.log.truncate(events - self.drained);
+        // @else
+        //~ let removed = self.log.len() - events;
+        //~ self.log.truncate(events);
+        // @end
+        // @gate 3
+        // The feeds made after the label are taken back with it.
+        // @gate 4,5,6
+        // @gate 5,6
         // A rollback needs no history, only the label's positions: feeds
-        // made final by the undo limit or a rebase may lie after the label.
-        // (Drained ones never do: such a label is refused above.)
+        // made final since the label was taken may lie after it.
         if feeds >= self.sealed {
             self.history.truncate(feeds - self.sealed);
         } else {
             self.history.clear();
             self.sealed = feeds;
         }
+        // @else
+        //~ // A label taken before a drained event was refused above, so every
+        //~ // feed made after it is still in the history.
+        //~ self.history.truncate(feeds - self.sealed);
+        // @end
+        // @else
+        //~ self.history.truncate(feeds);
+        // @end
+        // @end
         self.cursor = cursor;
+        // @gate 5
         // The cursor indexes the baseline the label was taken against.
         self.baseline = baseline;
-        self.redo.clear();
+        // @end
+        self.redo.clear(); // @gate 3
         // Later labels point into the abandoned future; a rollback to one of
         // them would "truncate" to a length past the end and corrupt state.
         self.checkpoints.truncate(index + 1);
@@ -223,6 +363,8 @@ impl TokenStreamDiffer for Differ {
     fn labels(&self) -> Vec<String> {
         self.checkpoints.iter().map(|c| c.label.clone()).collect()
     }
+    // @end
+    // @gate 3
 
     fn undo(&mut self, count: usize) -> Result<usize, DiffError> {
         if self.closed {
@@ -234,17 +376,30 @@ impl TokenStreamDiffer for Differ {
         }
         let mut removed = 0;
         for _ in 0..count {
+            // @gate 4,6
             let feed = self.history.pop_back().expect("count was checked");
+            // @else
+            //~ let feed = self.history.pop().expect("count was checked");
+            // @end
             // One feed may have emitted many events (deletes before a keep):
             // the log position says how many, a token count would not.
+            // @gate 4
             removed += self.total_events() - feed.events_before;
             self.log.truncate(feed.events_before - self.drained);
+            // @else
+            //~ removed += self.log.len() - feed.events_before;
+            //~ self.log.truncate(feed.events_before);
+            // @end
             self.cursor = feed.cursor_before;
             self.redo.push(feed.tokens);
         }
         // A label taken after an undone feed describes a state that no
         // longer exists, exactly like a label after a rollback's target.
+        // @gate 4,5,6
         let feeds = self.total_feeds();
+        // @else
+        //~ let feeds = self.history.len();
+        // @end
         self.checkpoints.retain(|c| c.feeds <= feeds);
         Ok(removed)
     }
@@ -273,6 +428,8 @@ impl TokenStreamDiffer for Differ {
     fn redoable(&self) -> usize {
         self.redo.len()
     }
+    // @end
+    // @gate 4
 
     fn drain(&mut self, max: usize) -> Vec<String> {
         let n = max.min(self.log.len());
@@ -288,6 +445,8 @@ impl TokenStreamDiffer for Differ {
         }
         out
     }
+    // @end
+    // @gate 5
 
     fn rebase(&mut self, baseline: Vec<String>) -> Result<Vec<String>, DiffError> {
         if self.closed {
@@ -299,12 +458,16 @@ impl TokenStreamDiffer for Differ {
         self.log.extend(trailing.iter().cloned());
         self.baseline = Rc::new(baseline);
         self.cursor = 0;
+        // @gate 3
         // History entries hold cursors into the old baseline: no feed before
         // the rebase can be undone or redone.
         self.seal_all();
         self.redo.clear();
+        // @end
         Ok(trailing)
     }
+    // @end
+    // @gate 6
 
     fn set_undo_limit(&mut self, limit: usize) -> Result<usize, DiffError> {
         if self.closed {
@@ -313,6 +476,7 @@ impl TokenStreamDiffer for Differ {
         self.undo_limit = limit;
         Ok(self.enforce_undo_limit())
     }
+    // @end
 }
 
 harness_contract::export!(token_stream_differ, Differ);

@@ -1,67 +1,103 @@
 //! Reference solution for `versioned_kv`.
 //!
+// @gate 2
 //! Per key, an append-only list of `(version, slot)` pairs. Versions only
 //! grow, so each list is sorted for free and a read "as of" a version is a
 //! predecessor query: a binary search for the last entry at or before it.
-//! One global counter numbers every write, which makes a snapshot a single
-//! integer and lets a transaction commit all its writes at one version.
+// @else
+//~ //! Per key, an append-only list of `(version, slot)` pairs, one per write:
+//~ //! the last one holds the current value.
+// @end
+//! One global counter numbers every write, whichever key it touches.
+//! That makes a snapshot a single integer, the version it pins.  // @gate 3
+//! It lets a transaction commit all its writes at one version.  // @gate 4
+// @gate 5
 //! Because versions only grow, a second append-only list of `(version, key)`
 //! is sorted for free too: the change feed is two binary searches into it.
+// @end
+// @gate 6
 //! Snapshot expiry is lazy: whether a live snapshot is too old is computed
 //! from its pin when asked, so no write has to visit the snapshots.
+// @end
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap; // @gate 4
+use std::collections::BTreeSet; // @gate 3
+use std::collections::HashMap;
 
-use harness_contract::Value;
+use harness_contract::Value; // @gate 3
+// @gate 3
 use harness_contract::versioned_kv::{KvError, VersionedKv};
+// @else
+//~ use harness_contract::versioned_kv::VersionedKv;
+// @end
 
+// @gate 2
 /// What a write left under a key: a value, or a tombstone from a delete.
+// @else
+//~ /// What a write left under a key.
+// @end
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Slot {
     Value(i64),
-    Tombstone,
+    Tombstone, // @gate 2
 }
 
 impl Slot {
     fn value(self) -> Option<i64> {
         match self {
             Slot::Value(v) => Some(v),
-            Slot::Tombstone => None,
+            Slot::Tombstone => None, // @gate 2
         }
     }
 }
 
+// @gate 3
+// @gate 6
 /// A snapshot's state. A live one may have expired since: see
 /// [`Store::is_expired`].
+// @else
+//~ /// A snapshot's state: live, with the version it pins, or released.
+// @end
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Snap {
     Live(u64),
     Released,
-    Expired,
+    Expired, // @gate 6
 }
+// @end
 
+// @gate 4
 struct Txn {
     start: u64,
     reads: BTreeSet<String>,
     writes: BTreeMap<String, Slot>,
     finished: bool,
 }
+// @end
 
 pub struct Store {
     history: HashMap<String, Vec<(u64, Slot)>>,
-    /// Every write as `(version, key)`, in version order (a commit's writes
-    /// share a version); compaction drops the writes it drops from history.
+    // @gate 5
+    /// Every write as `(version, key)`, in version order; compaction drops
+    /// the writes it drops from history.
     log: Vec<(u64, String)>,
+    // @end
     version: u64,
+    // @gate 3
     /// Index `id - 1`.
     snapshots: Vec<Snap>,
-    /// The snapshot age limit, once set.
-    limit: Option<u64>,
+    // @end
+    /// The snapshot age limit, once set.  // @gate 6
+    limit: Option<u64>, // @gate 6
+    // @gate 4
     /// Index `id - 1`.
     txns: Vec<Txn>,
+    // @end
+    // @gate 3
     /// For the oracle only: the current version and the pins of every
     /// compaction so far.
     compactions: Vec<(u64, BTreeSet<u64>)>,
+    // @end
 }
 
 impl Store {
@@ -74,10 +110,11 @@ impl Store {
 
     fn write(&mut self, key: String, slot: Slot) -> u64 {
         self.version += 1;
-        self.log.push((self.version, key.clone()));
+        self.log.push((self.version, key.clone())); // @gate 5
         self.history.entry(key).or_default().push((self.version, slot));
         self.version
     }
+    // @gate 6
 
     /// Whether a live snapshot pinned at `pin` is too old: its age, the
     /// version minus its pin (never negative), is over the limit.
@@ -99,6 +136,8 @@ impl Store {
         }
         expired
     }
+    // @end
+    // @gate 4
 
     fn last_write(&self, key: &str) -> u64 {
         self.history.get(key).and_then(|e| e.last()).map_or(0, |(v, _)| *v)
@@ -114,18 +153,21 @@ impl Store {
         }
         Ok(txn)
     }
+    // @end
 }
 
 impl VersionedKv for Store {
     fn new() -> Self {
         Store {
             history: HashMap::new(),
-            log: Vec::new(),
+            log: Vec::new(), // @gate 5
             version: 0,
+            // @gate 3
             snapshots: Vec::new(),
-            limit: None,
-            txns: Vec::new(),
-            compactions: Vec::new(),
+            // @end
+            limit: None, // @gate 6
+            txns: Vec::new(), // @gate 4
+            compactions: Vec::new(), // @gate 3
         }
     }
 
@@ -134,12 +176,17 @@ impl VersionedKv for Store {
     }
 
     fn get(&self, key: String) -> Option<i64> {
+        // @gate 2
         self.get_at(key, self.version)
+        // @else
+        //~ self.slot_at(&key, self.version).and_then(Slot::value)
+        // @end
     }
 
     fn version(&self) -> u64 {
         self.version
     }
+    // @gate 2
 
     fn get_at(&self, key: String, version: u64) -> Option<i64> {
         self.slot_at(&key, version).and_then(Slot::value)
@@ -162,6 +209,8 @@ impl VersionedKv for Store {
         keys.sort();
         keys
     }
+    // @end
+    // @gate 3
 
     fn snapshot(&mut self) -> u64 {
         self.snapshots.push(Snap::Live(self.version));
@@ -175,8 +224,10 @@ impl VersionedKv for Store {
             .ok_or(KvError::UnknownSnapshot)?;
         match *snap {
             Snap::Released => Err(KvError::Released),
+            // @gate 6
             Snap::Expired => Err(KvError::Expired),
             Snap::Live(pin) if self.is_expired(pin) => Err(KvError::Expired),
+            // @end
             Snap::Live(version) => Ok(self.get_at(key, version)),
         }
     }
@@ -186,7 +237,11 @@ impl VersionedKv for Store {
             return false;
         };
         match self.snapshots[i] {
+            // @gate 6
             Snap::Live(pin) if !self.is_expired(pin) => {
+            // @else
+            //~ Snap::Live(_) => {
+            // @end
                 self.snapshots[i] = Snap::Released;
                 true
             }
@@ -200,12 +255,18 @@ impl VersionedKv for Store {
             .snapshots
             .iter()
             .filter_map(|s| match *s {
+                // @gate 6
                 Snap::Live(pin) if !self.is_expired(pin) => Some(pin),
+                // @else
+                //~ Snap::Live(pin) => Some(pin),
+                // @end
                 _ => None,
             })
             .collect();
         pins.insert(self.version);
+        // @gate 4
         pins.extend(self.txns.iter().filter(|t| !t.finished).map(|t| t.start));
+        // @end
         let mut dropped = 0;
         for entries in self.history.values_mut() {
             let keep: BTreeSet<usize> = pins
@@ -221,14 +282,18 @@ impl VersionedKv for Store {
             // `retain` keeps the capacity: give the freed room back.
             entries.shrink_to_fit();
         }
+        // @gate 5
         // The feed forgets the writes history forgot, or it would hold every
         // write ever made.
         let history = &self.history;
         self.log.retain(|(v, key)| history.get(key).is_some_and(|e| e.binary_search_by_key(v, |(w, _)| *w).is_ok()));
         self.log.shrink_to_fit();
+        // @end
         self.compactions.push((self.version, pins));
         dropped
     }
+    // @end
+    // @gate 4
 
     fn begin(&mut self) -> u64 {
         self.txns.push(Txn {
@@ -273,7 +338,7 @@ impl VersionedKv for Store {
         }
         self.version += 1;
         for (key, slot) in writes {
-            self.log.push((self.version, key.clone()));
+            self.log.push((self.version, key.clone())); // @gate 5
             self.history.entry(key).or_default().push((self.version, slot));
         }
         Ok(self.version)
@@ -283,6 +348,8 @@ impl VersionedKv for Store {
         self.live_txn(txn)?.finished = true;
         Ok(())
     }
+    // @end
+    // @gate 5
 
     fn changes(&self, from: u64, to: u64) -> Vec<String> {
         if from >= to {
@@ -293,6 +360,8 @@ impl VersionedKv for Store {
         let keys: BTreeSet<&String> = self.log[start..end].iter().map(|(_, k)| k).collect();
         keys.into_iter().cloned().collect()
     }
+    // @end
+    // @gate 6
 
     fn set_snapshot_limit(&mut self, limit: u64) -> usize {
         // Expiry under the old limit is final, so settle it before the limit
@@ -301,20 +370,25 @@ impl VersionedKv for Store {
         self.limit = Some(limit);
         self.settle_expiry()
     }
+    // @end
 }
 
+// @gate 3
 /// After a compaction, a read at a version that no pin protected may see
-/// either the old entry or nothing: the statement leaves it open. So is the
-/// change feed over a range that starts before a compaction: the statements
-/// say nothing of what compaction does to it (this store forgets the writes
-/// compaction drops).
+/// either the old entry or nothing: the statement leaves it open.
+// @gate 5
+/// So is the change feed over a range that starts before a compaction (this
+/// store forgets the writes compaction drops).
+// @end
 impl harness_contract::Oracle for Store {
     fn is_specified(&self, op: &str, args: &[Value]) -> bool {
         let version = match (op, args) {
             ("get_at", [_, Value::Int(v)]) | ("keys_at", [Value::Int(v)]) => *v as u64,
+            // @gate 5
             ("changes", [Value::Int(from), Value::Int(to)]) => {
                 return from >= to || self.compactions.iter().all(|(current, _)| *from as u64 >= *current);
             }
+            // @end
             _ => return true,
         };
         self.compactions.iter().all(|(current, pins)| version >= *current || pins.contains(&version))
@@ -322,3 +396,6 @@ impl harness_contract::Oracle for Store {
 }
 
 harness_contract::export!(versioned_kv, Store, oracle);
+// @else
+//~ harness_contract::export!(versioned_kv, Store);
+// @end

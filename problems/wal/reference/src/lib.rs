@@ -1,21 +1,31 @@
 //! Reference solution for `wal`.
 //!
+// @gate 3
 //! Three files: `wal`, the log; `checkpoint`, the latest snapshot; and
 //! `checkpoint.tmp`, a snapshot being written. Log and snapshot use one
 //! framing: `[length: u32 LE][crc32 of payload: u32 LE][payload]`.
+// @else
+//~ //! One file, `wal`: the log. Every record is framed as
+//~ //! `[length: u32 LE][crc32 of payload: u32 LE][payload]`.
+// @end
+// @gate 4,6
 //!
 //! Every log record carries a sequence number, and the snapshot the number
-//! of the last write it contains. Replay skips what the snapshot already
-//! holds, so a log whose truncation was lost in a crash is harmless: the
-//! `add`s it holds are not applied twice.
+//! of the last write it contains.
+// @end
+// @gate 4
+//! Replay skips what the snapshot already holds, so a log whose truncation
+//! was lost in a crash is harmless: the `add`s it holds are not applied
+//! twice.
+// @end
 
 use std::collections::BTreeMap;
 
 use harness_contract::wal::{Disk, Wal, WalError, crc32};
 
 const LOG: &str = "wal";
-const SNAPSHOT: &str = "checkpoint";
-const TMP: &str = "checkpoint.tmp";
+const SNAPSHOT: &str = "checkpoint"; // @gate 3
+const TMP: &str = "checkpoint.tmp"; // @gate 3
 
 /// Length and checksum in front of every payload.
 const HEADER: usize = 8;
@@ -63,12 +73,16 @@ impl<'a> Fields<'a> {
     fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
+    // @gate 3
     fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
+    // @end
+    // @gate 4,6
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
+    // @end
     fn i64(&mut self) -> Option<i64> {
         Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
@@ -77,6 +91,7 @@ impl<'a> Fields<'a> {
     }
 }
 
+// @gate 6
 /// A key's value and the LSN of the write that gave it.
 #[derive(Clone, Copy)]
 struct Entry {
@@ -85,10 +100,17 @@ struct Entry {
 }
 
 type Map = BTreeMap<String, Entry>;
+// @else
+//~ type Map = BTreeMap<String, i64>;
+// @end
 
+// @gate 4,6
 /// One logged write: `[seq u64][op u8][argument i64][key]`.
+// @else
+//~ /// One logged write: `[op u8][argument i64][key]`.
+// @end
 struct Record {
-    seq: u64,
+    seq: u64, // @gate 4,6
     op: u8,
     arg: i64,
     key: String,
@@ -96,8 +118,8 @@ struct Record {
 
 impl Record {
     fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(17 + self.key.len());
-        out.extend_from_slice(&self.seq.to_le_bytes());
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.seq.to_le_bytes()); // @gate 4,6
         out.push(self.op);
         out.extend_from_slice(&self.arg.to_le_bytes());
         out.extend_from_slice(self.key.as_bytes());
@@ -106,26 +128,40 @@ impl Record {
 
     fn decode(payload: &[u8]) -> Option<Record> {
         let mut f = Fields(payload);
-        let seq = f.u64()?;
+        let seq = f.u64()?; // @gate 4,6
         let op = f.u8()?;
         let arg = f.i64()?;
         let key = f.str(f.0.len())?;
+        // @gate 4,6
         matches!(op, PUT | ADD | DELETE).then_some(Record { seq, op, arg, key })
+        // @else
+        //~ matches!(op, PUT | ADD | DELETE).then_some(Record { op, arg, key })
+        // @end
     }
 
     /// Applies the record; returns the key's new value.
-    /// The key's entry takes the record's sequence number as its LSN.
+    /// The key's entry takes the record's sequence number as its LSN. // @gate 6
     fn apply(&self, map: &mut Map) -> Option<i64> {
         match self.op {
             PUT => {
+                // @gate 6
                 map.insert(self.key.clone(), Entry { value: self.arg, lsn: self.seq });
+                // @else
+                //~ map.insert(self.key.clone(), self.arg);
+                // @end
                 Some(self.arg)
             }
             ADD => {
+                // @gate 6
                 let entry = map.entry(self.key.clone()).or_insert(Entry { value: 0, lsn: self.seq });
                 entry.value = entry.value.wrapping_add(self.arg);
                 entry.lsn = self.seq;
                 Some(entry.value)
+                // @else
+                //~ let value = map.entry(self.key.clone()).or_insert(0);
+                //~ *value = value.wrapping_add(self.arg);
+                //~ Some(*value)
+                // @end
             }
             _ => {
                 map.remove(&self.key);
@@ -135,22 +171,9 @@ impl Record {
     }
 }
 
-/// A snapshot: `[seq u64][count u32]` then `[key length u32][key][value i64][lsn u64]`
-/// per key. `seq` is the LSN of the latest write it holds, which may be a
-/// delete no key remembers.
-fn encode_snapshot(seq: u64, map: &Map) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&(map.len() as u32).to_le_bytes());
-    for (key, entry) in map {
-        out.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        out.extend_from_slice(key.as_bytes());
-        out.extend_from_slice(&entry.value.to_le_bytes());
-        out.extend_from_slice(&entry.lsn.to_le_bytes());
-    }
-    out
-}
-
+// @gate 3
+// @gate 4,6
+/// A snapshot's sequence number and store.
 fn decode_snapshot(payload: &[u8]) -> Option<(u64, Map)> {
     let mut f = Fields(payload);
     let seq = f.u64()?;
@@ -160,47 +183,84 @@ fn decode_snapshot(payload: &[u8]) -> Option<(u64, Map)> {
         let len = f.u32()? as usize;
         let key = f.str(len)?;
         let value = f.i64()?;
+        // @gate 6
         map.insert(key, Entry { value, lsn: f.u64()? });
+        // @else
+        //~ map.insert(key, value);
+        // @end
     }
     Some((seq, map))
 }
+// @else
+//~ fn decode_snapshot(payload: &[u8]) -> Option<Map> {
+//~     let mut f = Fields(payload);
+//~     let count = f.u32()?;
+//~     let mut map = BTreeMap::new();
+//~     for _ in 0..count {
+//~         let len = f.u32()? as usize;
+//~         let key = f.str(len)?;
+//~         map.insert(key, f.i64()?);
+//~     }
+//~     Some(map)
+//~ }
+// @end
+// @end
 
 pub struct Store {
     disk: Disk,
     map: Map,
-    /// Sequence number of the latest write applied: the LSN of the latest
-    /// write the store holds.
+    // @gate 4,6
+    /// Sequence number of the latest write the store holds.
+    /// It is that write's LSN. // @gate 6
     seq: u64,
+    // @end
+    // @gate 2
     /// Sync after this many pending writes; 0: only on flush.
     every: u32,
     /// Writes appended but not synced yet.
     pending: u64,
+    // @end
+    // @gate 5
     /// The deadline in ms for the oldest pending write; 0: none.
     within: u64,
     /// The `now_ms` of the latest tick since the store was opened.
     clock: u64,
     /// When the oldest pending write was made (meaningful while some are pending).
     oldest: u64,
+    // @end
+    // @gate 2
     /// Whether the log's directory entry is durable.
     log_named: bool,
+    // @end
 }
 
 impl Store {
     /// Logs the write, then applies it: nothing changes if the log refuses it.
     fn write(&mut self, op: u8, arg: i64, key: String) -> Result<Option<i64>, WalError> {
+        // @gate 4,6
         let record = Record { seq: self.seq + 1, op, arg, key };
+        // @else
+        //~ let record = Record { op, arg, key };
+        // @end
         self.disk.append(LOG, &frame(&record.encode()))?;
+        // @gate 4,6
         self.seq = record.seq;
+        // @end
+        // @gate 2
         self.pending += 1;
         if self.every > 0 && self.pending >= u64::from(self.every) {
             self.sync_log();
         }
+        // @end
+        // @gate 5
         if self.pending == 1 {
             // A new batch: its deadline runs from this, its oldest write.
             self.oldest = self.clock;
         }
+        // @end
         Ok(record.apply(&mut self.map))
     }
+    // @gate 2
 
     fn sync_log(&mut self) {
         self.disk.sync(LOG);
@@ -211,12 +271,52 @@ impl Store {
         }
         self.pending = 0;
     }
+    // @end
+    // @gate 3
+
+    // @gate 4,6
+    /// The snapshot of the store: `[seq u64][count u32]`, then per key
+    // @else
+    //~ /// The snapshot of the store: `[count u32]`, then per key
+    // @end
+    // @gate 6
+    /// `[key length u32][key][value i64][lsn u64]`. `seq` is the LSN of the
+    /// latest write it holds, which may be a delete no key remembers.
+    // @else
+    //~ /// `[key length u32][key][value i64]`.
+    // @end
+    /// `seq` is the sequence number of the latest write it holds. // @gate 4
+    fn encode_snapshot(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.seq.to_le_bytes()); // @gate 4,6
+        out.extend_from_slice(&(self.map.len() as u32).to_le_bytes());
+        // @gate 6
+        for (key, entry) in &self.map {
+            out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(&entry.value.to_le_bytes());
+            out.extend_from_slice(&entry.lsn.to_le_bytes());
+        }
+        // @else
+        //~ for (key, value) in &self.map {
+        //~     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        //~     out.extend_from_slice(key.as_bytes());
+        //~     out.extend_from_slice(&value.to_le_bytes());
+        //~ }
+        // @end
+        out
+    }
+    // @end
 }
 
 impl Wal for Store {
     fn open(mut disk: Disk) -> Self {
         let mut map = BTreeMap::new();
+        // @gate 4,6
         let mut seq = 0;
+        // @end
+        // @gate 3
+        // @gate 4,6
         if let Some(bytes) = disk.read(SNAPSHOT)
             && let Some((payload, _)) = next_frame(&bytes, 0)
             && let Some((snapshot_seq, snapshot)) = decode_snapshot(payload)
@@ -224,22 +324,53 @@ impl Wal for Store {
             seq = snapshot_seq;
             map = snapshot;
         }
+        // @else
+        //~ if let Some(bytes) = disk.read(SNAPSHOT)
+        //~     && let Some((payload, _)) = next_frame(&bytes, 0)
+        //~     && let Some(snapshot) = decode_snapshot(payload)
+        //~ {
+        //~     map = snapshot;
+        //~ }
+        // @end
+        // @end
         let log = disk.read(LOG).unwrap_or_default();
         let mut pos = 0;
         while let Some((payload, next)) = next_frame(&log, pos) {
             let Some(record) = Record::decode(payload) else { break };
-            if record.seq > seq {
-                record.apply(&mut map);
-                seq = record.seq;
+            // @gate 4
+            if record.seq <= seq {
+                // The snapshot holds it already: a checkpoint crashed before
+                // it emptied the log.
+                pos = next;
+                continue;
             }
+            // @end
+            record.apply(&mut map);
+            // @gate 4,6
+            seq = record.seq;
+            // @end
             pos = next;
         }
         if pos < log.len() {
             // Cut the bad tail off, so that the next write follows the last good one.
             disk.truncate(LOG, pos as u64);
         }
+        // @gate 2
         let log_named = disk.exists(LOG);
-        Store { disk, map, seq, every: 1, pending: 0, log_named, within: 0, clock: 0, oldest: 0 }
+        Store {
+            disk,
+            map,
+            seq,        // @gate 4,6
+            every: 1,   // @gate 2
+            pending: 0, // @gate 2
+            within: 0,  // @gate 5
+            clock: 0,   // @gate 5
+            oldest: 0,  // @gate 5
+            log_named,  // @gate 2
+        }
+        // @else
+        //~ Store { disk, map }
+        // @end
     }
 
     fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
@@ -259,12 +390,21 @@ impl Wal for Store {
     }
 
     fn get(&self, key: String) -> Option<i64> {
+        // @gate 6
         self.map.get(&key).map(|e| e.value)
+        // @else
+        //~ self.map.get(&key).copied()
+        // @end
     }
 
     fn items(&self) -> Vec<(String, i64)> {
+        // @gate 6
         self.map.iter().map(|(k, e)| (k.clone(), e.value)).collect()
+        // @else
+        //~ self.map.iter().map(|(k, v)| (k.clone(), *v)).collect()
+        // @end
     }
+    // @gate 2
 
     fn sync_every(&mut self, n: u32) {
         self.every = n;
@@ -281,11 +421,13 @@ impl Wal for Store {
     fn pending(&self) -> u64 {
         self.pending
     }
+    // @end
+    // @gate 3
 
     fn checkpoint(&mut self) -> Result<(), WalError> {
         // A leftover from a checkpoint that crashed must not be appended to.
         self.disk.remove(TMP);
-        self.disk.append(TMP, &frame(&encode_snapshot(self.seq, &self.map)))?;
+        self.disk.append(TMP, &frame(&self.encode_snapshot()))?;
         // The snapshot's bytes must be durable before its name is.
         self.disk.sync(TMP);
         self.disk.rename(TMP, SNAPSHOT);
@@ -297,6 +439,8 @@ impl Wal for Store {
         self.pending = 0;
         Ok(())
     }
+    // @end
+    // @gate 5
 
     fn sync_within(&mut self, ms: u64) {
         self.within = ms;
@@ -316,6 +460,8 @@ impl Wal for Store {
         self.sync_log();
         made_durable
     }
+    // @end
+    // @gate 6
 
     fn lsn(&self) -> u64 {
         self.seq
@@ -324,6 +470,7 @@ impl Wal for Store {
     fn lsn_of(&self, key: String) -> Option<u64> {
         self.map.get(&key).map(|e| e.lsn)
     }
+    // @end
 }
 
 harness_contract::export!(wal, Store);

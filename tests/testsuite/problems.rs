@@ -1,0 +1,101 @@
+//! Every shipped problem is honest (`harness audit`): its reference passes
+//! every gate, its starter compiles and fails gate 1 with `not_implemented`
+//! only, and each mutant passes every gate before its own and is caught at
+//! its own gate by the case the problem names.
+//!
+//! Problems are discovered from `problems/`, so a new problem is covered
+//! without touching this file. `HARNESS_TEST_PROBLEM=<id>` narrows the run
+//! to one problem while writing it.
+
+use crate::common;
+
+use std::process::Command;
+
+use common::root;
+use serde_json::Value;
+
+/// Runs `harness audit --json` on some problems; returns the failed findings.
+fn audit(ids: &[String]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(root())
+        .args(["audit", "--json"])
+        .args(ids)
+        .output()
+        .expect("run harness");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "audit {ids:?}: no JSON ({e}), exit {:?}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let mut findings = Vec::new();
+    for p in report["problems"].as_array().unwrap() {
+        let findings_of = p["findings"].as_array().unwrap();
+        let mutants = findings_of.iter().filter(|f| f["subject"].as_str().unwrap().starts_with("mutant ")).count();
+        assert!(mutants > 0, "{}: a problem ships mutants", p["problem"]);
+        // The alternate is judged on the generated cases of many more seeds.
+        let id = p["problem"].as_str().unwrap();
+        if root().join("problems").join(id).join("alternate/Cargo.toml").is_file() {
+            assert!(
+                findings_of.iter().any(|f| f["subject"].as_str().unwrap().starts_with("alternate over seeds 1..=50")),
+                "{id}: the alternate is swept over 50 seeds"
+            );
+        }
+        for f in findings_of.iter().filter(|f| f["ok"] != true) {
+            findings.push(format!("{} {}: {}", p["problem"], f["subject"], f["detail"].as_str().unwrap()));
+        }
+    }
+    assert_eq!(out.status.code(), Some(if findings.is_empty() { 0 } else { 1 }), "exit status matches findings");
+    findings
+}
+
+#[test]
+fn every_problem_is_honest() {
+    let only = std::env::var("HARNESS_TEST_PROBLEM").ok();
+    let mut ids: Vec<String> = std::fs::read_dir(root().join("problems"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("problem.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|id| only.as_ref().is_none_or(|o| o == id))
+        .collect();
+    ids.sort();
+    assert!(!ids.is_empty(), "no problems found");
+    // Two audits at a time: one builds while the other judges.
+    let halves: Vec<Vec<String>> = ids.chunks(ids.len().div_ceil(2)).map(|c| c.to_vec()).collect();
+    let findings: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = halves.iter().map(|half| s.spawn(move || audit(half))).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(findings.is_empty(), "{} finding(s):\n{}", findings.len(), findings.join("\n"));
+}
+
+#[test]
+fn audit_reports_a_surviving_mutant_as_a_hole() {
+    // A scratch copy of versioned_kv whose gate-2 cases lost the rule that
+    // deletes keep history: the mutant that erases history survives.
+    let dir = common::versioned_kv_project("harness-audit");
+    let p = dir.path();
+    let src = root().join("problems/versioned_kv");
+    let dst = p.join("problems/versioned_kv");
+    let toml = std::fs::read_to_string(src.join("problem.toml")).unwrap();
+    // Keep one mutant, with its edits, and drop the cases and generators
+    // that catch it.
+    let cut = toml.find("[[mutant]]").unwrap();
+    let start = toml.find("[[mutant]]\nname = \"delete_erases_history\"").unwrap();
+    let end = toml[start + 1..].find("[[mutant]]").map_or(toml.len(), |i| start + 1 + i);
+    let toml = format!("{}{}", &toml[..cut], &toml[start..end]);
+    let weak = toml
+        .replace("get_at(\"a\", 1) -> 10\nget_at(\"a\", 2) -> 20\nget_at(\"a\", 3) -> None", "get_at(\"a\", 3) -> None")
+        .replace("get_at(\"a\", 2) -> None\nget_at(\"a\", 1) -> 1\n", "get_at(\"a\", 2) -> None\n")
+        .replace("get_at(\"a\", 1) -> 1\n'''", "'''")
+        .replace("keys_at(3) -> [\"a\", \"b\", \"c\"]\n", "")
+        .replace("cases = 25\nlength = [20, 120]\nseed = 2", "cases = 0\nlength = [20, 120]\nseed = 2");
+    std::fs::write(dst.join("problem.toml"), weak).unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_harness")).current_dir(p).args(["audit", "versioned_kv"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("✗ mutant delete_erases_history") && text.contains("survives gate 2"), "{text}");
+}
