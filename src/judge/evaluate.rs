@@ -128,6 +128,11 @@ pub struct Judge {
     /// Run scale checks (on by default; `audit` turns them off for mutants
     /// that a case catches, whose verdict cannot depend on them).
     pub measure_cost: AtomicBool,
+    /// Try each scale check's quick pass first (on by default). Off, every
+    /// check is measured in full, the reference alongside, instead of
+    /// against its kept curve: `audit` turns it off for a time mutant's
+    /// later checks, which must not lean on what the first one measured.
+    pub quick: AtomicBool,
     reference: Option<(LoadedLib, Target)>,
     config: Config,
     /// Scale results by (library digest, gate, check): reused while the
@@ -174,6 +179,7 @@ impl Judge {
             cases,
             shrink: true,
             measure_cost: AtomicBool::new(true),
+            quick: AtomicBool::new(true),
             reference,
             config: config.clone(),
             scale_cache: Default::default(),
@@ -398,7 +404,11 @@ impl Judge {
             })
             .filter(|(gate, c)| cached(&key(*gate, c)).is_none())
             .collect();
-        let points = self.quick_passes(reference, target, &todo, cancel)?;
+        let points = if self.quick.load(std::sync::atomic::Ordering::Relaxed) {
+            self.quick_passes(reference, target, &todo, cancel)?
+        } else {
+            vec![QuickPoints::default(); todo.len()]
+        };
         for ((gate, check), points) in todo.iter().zip(points) {
             let quick = match points {
                 QuickPoints { ends: [Some(a), Some(b)], undecided: false, spent } => {
@@ -498,6 +508,16 @@ impl Judge {
             return Err(e);
         }
         Ok(points.into_inner().unwrap_or_default())
+    }
+
+    /// Forgets every scale verdict kept for a library's bytes, so that the
+    /// next evaluation measures again: a check of the same library is
+    /// otherwise answered from what was measured first (the reference's
+    /// kept curves stay: they only ever keep the fastest reading).
+    pub fn forget_scale_results(&self) {
+        if let Ok(mut c) = self.scale_cache.lock() {
+            c.clear();
+        }
     }
 
     /// Measures the reference's curves for the scale checks of `gates` that

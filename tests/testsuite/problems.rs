@@ -99,3 +99,40 @@ fn audit_reports_a_surviving_mutant_as_a_hole() {
     assert_eq!(out.status.code(), Some(1), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("✗ mutant delete_erases_history") && text.contains("survives gate 2"), "{text}");
 }
+
+#[test]
+fn a_later_check_of_the_same_library_measures_its_cost_afresh_and_in_full() {
+    // `audit` gives a time-cost mutant several checks; each must measure,
+    // not answer from the first check's verdict for the same bytes.
+    use harness::judge::evaluate::Judge;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    harness::judge::sandbox::use_worker_exe(std::path::Path::new(env!("CARGO_BIN_EXE_harness")));
+    let project = common::versioned_kv_project("harness-test-remeasure");
+    let config = harness::base::config::Config::discover(project.path()).unwrap();
+    let problem = common::versioned_kv();
+    let reference = problem.reference_dir();
+    let gate = 2;
+    let sizes = problem.gates[gate - 1].scale[0].sizes.len();
+    assert!(sizes > 2, "gate {gate}'s first check has more sizes than a quick pass's two ends");
+    let judge = Judge::new(&config, problem, &[1, 2], None).unwrap();
+    let never = AtomicBool::new(false);
+    let check = |judge: &Judge| {
+        let build = harness::judge::compile::build(&config, &reference).unwrap();
+        let eval = judge.evaluate_build(build, &[1, 2], &never, &|_, _| {}, None).unwrap();
+        let g = eval.gates.iter().find(|g| g.gate == gate).unwrap();
+        assert_eq!(g.scale.len(), 1, "gate {gate} has one scale check, measured");
+        g.scale[0].clone()
+    };
+    let first = check(&judge);
+    let kept = check(&judge);
+    assert_eq!(
+        (kept.elapsed_ms, kept.message.as_str()),
+        (first.elapsed_ms, first.message.as_str()),
+        "the same bytes: the first verdict is kept"
+    );
+    judge.forget_scale_results();
+    judge.quick.store(false, Ordering::Relaxed);
+    let again = check(&judge);
+    assert_eq!(again.points.len(), sizes, "measured in full, every size: {}", again.message);
+    assert!(again.points.iter().all(|p| p.yours.is_some()), "{}", again.message);
+}
