@@ -13,7 +13,7 @@ use anyhow::Result;
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 
@@ -159,22 +159,19 @@ pub fn draw(frame: &mut Frame, app: &Drill) {
         let elapsed = app.elapsed_ms();
         let over = elapsed > LIMIT_MS;
         let ratio = (elapsed as f64 / LIMIT_MS as f64).min(1.0);
-        let color = if over {
-            Color::Red
+        let style = if over {
+            theme::bad()
         } else if elapsed > LIMIT_MS * 2 / 3 {
-            Color::Yellow
+            theme::pending()
         } else {
-            Color::Green
+            theme::ok()
         };
         let label = if over {
             format!("{} — past 15 s: this one counts as slow", clock(elapsed))
         } else {
             format!("{} / 00:15", clock(elapsed))
         };
-        frame.render_widget(
-            Gauge::default().gauge_style(Style::default().fg(color)).ratio(ratio).label(label),
-            gauge_area,
-        );
+        frame.render_widget(Gauge::default().gauge_style(style).ratio(ratio).label(label), gauge_area);
     }
     match (&app.phase, app.current()) {
         (Phase::Done, _) => draw_summary(frame, app, body),

@@ -6,7 +6,7 @@
 
 use crate::ui::theme::{self, dim};
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::ui::wrap;
@@ -60,7 +60,7 @@ impl Render {
             Event::Start(Tag::Heading { .. }) => {
                 self.separate();
                 self.heading = true;
-                self.style = Style::default().add_modifier(Modifier::BOLD).fg(Color::Yellow);
+                self.style = theme::heading();
             }
             Event::End(TagEnd::Heading(_)) => {
                 self.flush();
@@ -118,7 +118,7 @@ impl Render {
                 }
             }
             Event::Text(text) => self.spans.push(Span::styled(text.into_string(), self.style)),
-            Event::Code(code) => self.spans.push(Span::styled(code.into_string(), self.style.fg(Color::Cyan))),
+            Event::Code(code) => self.spans.push(Span::styled(code.into_string(), self.style.patch(theme::info()))),
             Event::SoftBreak => self.spans.push(Span::styled(" ", self.style)),
             Event::HardBreak => self.flush(),
             Event::Rule => {

@@ -15,7 +15,7 @@ use anyhow::Result;
 use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 
@@ -134,7 +134,7 @@ pub fn draw(frame: &mut Frame, app: &Ninety) {
     let label = format!("{}:{:02} left, then gate 1", left / 60_000, left / 1000 % 60);
     frame.render_widget(
         Gauge::default()
-            .gauge_style(Style::default().fg(if left < 20_000 { Color::Yellow } else { Color::Cyan }))
+            .gauge_style(if left < 20_000 { theme::pending() } else { theme::info() })
             .ratio(left as f64 / LIMIT_MS as f64)
             .label(label),
         gauge,

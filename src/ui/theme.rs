@@ -34,6 +34,53 @@ pub fn bold() -> Style {
     Style::default().add_modifier(Modifier::BOLD)
 }
 
+/// `style`, in bold.
+pub fn strong(style: Style) -> Style {
+    style.add_modifier(Modifier::BOLD)
+}
+
+/// Hints, which the candidate asked to see.
+pub fn hint() -> Style {
+    Style::default().fg(Color::Magenta)
+}
+
+/// A heading: a statement's, or a file's name over its diff.
+pub fn heading() -> Style {
+    strong(pending())
+}
+
+/// A key's cap in a key bar (` q `).
+pub fn key_cap() -> Style {
+    Style::default().fg(Color::Black).bg(Color::DarkGray)
+}
+
+/// What must not be missed, white on red: a regression, a flag on a
+/// failure.
+pub fn alarm() -> Style {
+    Style::default().fg(Color::White).bg(Color::Red)
+}
+
+/// A status badge that is good news (all gates passed).
+pub fn badge_ok() -> Style {
+    Style::default().fg(Color::Black).bg(Color::Green)
+}
+
+/// A status badge that warns (paused, a deadline near).
+pub fn badge_pending() -> Style {
+    strong(Style::default().fg(Color::Black).bg(Color::Yellow))
+}
+
+/// A status badge of a session that ended without a verdict.
+pub fn badge_dim() -> Style {
+    Style::default().fg(Color::White).bg(Color::DarkGray)
+}
+
+/// Gate `g`'s colour in the review's charts: one per gate, in turn.
+pub fn gate_color(g: usize) -> Color {
+    const GATES: [Color; 6] = [Color::Cyan, Color::Green, Color::Yellow, Color::Magenta, Color::Blue, Color::Red];
+    GATES[g % GATES.len()]
+}
+
 /// A rounded pane, its border [`info`] when focused, else [`dim`].
 pub fn pane(title: Line<'static>, focused: bool) -> Block<'static> {
     let style = if focused { info() } else { dim() };

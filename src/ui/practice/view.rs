@@ -3,7 +3,7 @@
 use crate::ui::theme::{self, pane, truncate};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
@@ -82,22 +82,15 @@ fn timer(app: &App) -> Span<'static> {
     let s = &app.session;
     let remaining = s.remaining_ms(app.now_ms);
     match s.status {
-        Status::TimeUp => {
-            Span::styled(" TIME UP ", Style::default().fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD))
+        Status::TimeUp => Span::styled(" TIME UP ", theme::strong(theme::alarm())),
+        Status::Completed => Span::styled(format!(" done in {} ", clock(s.elapsed_ms(app.now_ms))), theme::badge_ok()),
+        Status::Abandoned => Span::styled(" abandoned ", theme::badge_dim()),
+        Status::Running if remaining < 0 => {
+            Span::styled(format!(" +{} overtime ", clock(remaining.unsigned_abs())), theme::strong(theme::alarm()))
         }
-        Status::Completed => Span::styled(
-            format!(" done in {} ", clock(s.elapsed_ms(app.now_ms))),
-            Style::default().fg(Color::Black).bg(Color::Green),
-        ),
-        Status::Abandoned => Span::styled(" abandoned ", Style::default().fg(Color::White).bg(Color::DarkGray)),
-        Status::Running if remaining < 0 => Span::styled(
-            format!(" +{} overtime ", clock(remaining.unsigned_abs())),
-            Style::default().fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD),
-        ),
-        Status::Running if remaining <= WARN_MS => Span::styled(
-            format!(" {} left ", clock(remaining as u64)),
-            Style::default().fg(Color::Black).bg(Color::Yellow).add_modifier(Modifier::BOLD),
-        ),
+        Status::Running if remaining <= WARN_MS => {
+            Span::styled(format!(" {} left ", clock(remaining as u64)), theme::badge_pending())
+        }
         Status::Running => {
             Span::styled(format!(" {} left ", clock(remaining as u64)), Style::default().add_modifier(Modifier::BOLD))
         }
@@ -206,8 +199,8 @@ fn draw_statement(frame: &mut Frame, app: &App, area: Rect) {
     // Revealed hints come first, where they are seen at once.
     for (i, hint) in gate.hints.iter().take(app.session.hints_used(n)).enumerate() {
         lines.push(Line::from(vec![
-            Span::styled(format!("Hint {}: ", i + 1), Style::default().fg(Color::Magenta).add_modifier(Modifier::BOLD)),
-            Span::styled(hint.clone(), Style::default().fg(Color::Magenta)),
+            Span::styled(format!("Hint {}: ", i + 1), theme::strong(theme::hint())),
+            Span::styled(hint.clone(), theme::hint()),
         ]));
         lines.push(Line::default());
     }
@@ -388,7 +381,7 @@ fn failure_rows(
             Line::from(vec![
                 Span::styled(if selected { "› " } else { "  " }, style),
                 Span::styled(format!("{prefix}{}", truncate(&case.name, room)), style),
-                Span::styled(verdict, style.fg(Color::Red)),
+                Span::styled(verdict, style.patch(theme::bad())),
             ])
         })
         .collect()
@@ -426,7 +419,7 @@ fn gate_line(app: &App, g: &crate::judge::evaluate::GateResult, width: usize) ->
         Span::raw(truncate(&g.title, room)),
     ];
     if regressed {
-        spans.push(Span::styled(flag, Style::default().fg(Color::White).bg(Color::Red)));
+        spans.push(Span::styled(flag, theme::alarm()));
     }
     Line::from(spans)
 }
@@ -534,7 +527,7 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             }
             let mut spans = Vec::new();
             for (_, k, label) in keys {
-                spans.push(Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::DarkGray)));
+                spans.push(Span::styled(format!(" {k} "), theme::key_cap()));
                 spans.push(Span::raw(format!(" {label} ")));
             }
             Line::from(spans)

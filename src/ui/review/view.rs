@@ -3,7 +3,7 @@
 use crate::ui::theme::{self, bold, dim, truncate};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, TableState, Tabs, Wrap};
@@ -19,8 +19,6 @@ pub const MIN_WIDTH: u16 = 60;
 pub const MIN_HEIGHT: u16 = 16;
 /// Width of the lane labels of the timeline.
 const LABEL_WIDTH: usize = 13;
-/// Colours of the gates' lines on the progress chart, gate 1 first.
-const GATE_COLORS: [Color; 6] = [Color::Cyan, Color::Green, Color::Yellow, Color::Magenta, Color::Blue, Color::Red];
 
 pub fn draw(frame: &mut Frame, app: &Review) {
     if crate::ui::practice::view::too_small(frame, MIN_WIDTH, MIN_HEIGHT) {
@@ -48,7 +46,7 @@ fn footer(frame: &mut Frame, area: Rect, keys: &[(&str, &str)]) {
     }
     let mut spans = Vec::new();
     for (k, label) in keys {
-        spans.push(Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::DarkGray)));
+        spans.push(Span::styled(format!(" {k} "), theme::key_cap()));
         spans.push(Span::raw(format!(" {label}  ")));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -204,7 +202,7 @@ fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     )));
     if let Some(s) = &r.score {
         facts.push(Span::raw(" · "));
-        facts.push(Span::styled(format!("score {:.1}", s.total), bold().fg(Color::Cyan)));
+        facts.push(Span::styled(format!("score {:.1}", s.total), theme::strong(theme::info())));
     }
     frame.render_widget(Paragraph::new(Line::from(facts)), bottom);
 
@@ -213,8 +211,9 @@ fn draw_detail(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     // Each title padded by a space each side, and a divider between: in a
     // narrow window the left spaces go, so every title stays whole.
     let full: usize = titles.iter().map(|t| t.chars().count() + 3).sum::<usize>() - 1;
-    let mut tabs =
-        Tabs::new(titles).select(selected).highlight_style(bold().fg(Color::Cyan).add_modifier(Modifier::REVERSED));
+    let mut tabs = Tabs::new(titles)
+        .select(selected)
+        .highlight_style(theme::strong(theme::info()).add_modifier(Modifier::REVERSED));
     if (tabs_area.width as usize) < full {
         tabs = tabs.padding("", " ");
     }
@@ -259,8 +258,8 @@ fn mark_style(m: Mark) -> Style {
         Mark::Run { share } if share >= 1.0 => theme::ok(),
         Mark::Run { .. } => theme::pending(),
         Mark::GatePassed(_) => theme::ok().add_modifier(Modifier::BOLD),
-        Mark::Regression(_) => Style::default().fg(Color::White).bg(Color::Red),
-        Mark::Hint => Style::default().fg(Color::Magenta),
+        Mark::Regression(_) => theme::alarm(),
+        Mark::Hint => theme::hint(),
         Mark::Target(_) => theme::info(),
         Mark::BudgetEnd | Mark::Closed => dim(),
         Mark::Interrupted => theme::bad().add_modifier(Modifier::BOLD),
@@ -315,24 +314,24 @@ pub fn gate_lines(r: &Report, width: usize) -> Vec<Line<'static>> {
                 spans.push(Span::styled(text, dim()));
                 return Line::from(spans);
             };
-            let color = match (t.passed, spent <= t.target_spent_ms) {
-                (true, true) => Color::Green,
-                (true, false) => Color::Red,
-                (false, _) => Color::Yellow,
+            let bar = match (t.passed, spent <= t.target_spent_ms) {
+                (true, true) => theme::ok(),
+                (true, false) => theme::bad(),
+                (false, _) => theme::pending(),
             };
             let (filled, target_col) = data::bar(spent, t.target_spent_ms, scale, bar_width);
             for c in 0..bar_width {
                 spans.push(if c == target_col {
-                    Span::styled("│", theme::info().add_modifier(Modifier::BOLD))
+                    Span::styled("│", theme::strong(theme::info()))
                 } else if c < filled {
-                    Span::styled("█", Style::default().fg(color))
+                    Span::styled("█", bar)
                 } else {
                     Span::styled("░", dim())
                 });
             }
             spans.push(Span::raw(format!(" {} / {}", clock(spent), clock(t.target_spent_ms))));
             let verdict = if t.passed { data::against_target(t).unwrap_or_default() } else { "not passed".to_string() };
-            spans.push(Span::styled(format!("  {verdict}"), Style::default().fg(color)));
+            spans.push(Span::styled(format!("  {verdict}"), bar));
             Line::from(spans)
         })
         .collect()
@@ -344,7 +343,7 @@ fn draw_overview(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
     if let Some(score) = &r.score {
         lines.push(Line::styled(
             format!("Score {:.1} of 100 (+ up to 10 for finishing early)", score.total),
-            bold().fg(Color::Cyan),
+            theme::strong(theme::info()),
         ));
         for l in &score.breakdown {
             lines.push(Line::from(format!("  • {l}")));
@@ -477,7 +476,7 @@ fn met_lines(r: &Report) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled(
                 format!("{} g{} ", if ok { "✓" } else { "✗" }, f.gate),
-                bold().fg(if ok { Color::Green } else { Color::Red }),
+                theme::strong(if ok { theme::ok() } else { theme::bad() }),
             ),
             Span::styled(f.case.clone(), bold()),
             Span::styled(format!(" — {}", f.verdict), theme::bad()),
@@ -501,7 +500,7 @@ fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
     };
     let mut lines = Vec::new();
     if !run.build_ok {
-        lines.push(Line::styled("✗ The build failed", bold().fg(Color::Red)));
+        lines.push(Line::styled("✗ The build failed", theme::strong(theme::bad())));
         for e in &run.build_errors {
             lines.extend(e.lines().map(|l| Line::from(l.to_string())));
         }
@@ -509,7 +508,7 @@ fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
     }
     for &(gate, passed, total) in &run.gates {
         let ok = total > 0 && passed == total;
-        let style = Style::default().fg(if ok { Color::Green } else { Color::Red });
+        let style = if ok { theme::ok() } else { theme::bad() };
         lines.push(Line::from(vec![
             Span::styled(format!("{} gate {gate} ", if ok { "✓" } else { "✗" }), style.add_modifier(Modifier::BOLD)),
             Span::styled(format!("{passed}/{total}"), style),
@@ -525,7 +524,7 @@ fn last_run_lines(r: &Report) -> Vec<Line<'static>> {
     for f in &run.failures {
         lines.push(Line::default());
         lines.push(Line::from(vec![
-            Span::styled(format!("✗ g{} ", f.gate), bold().fg(Color::Red)),
+            Span::styled(format!("✗ g{} ", f.gate), theme::strong(theme::bad())),
             Span::styled(f.case.clone(), bold()),
             Span::styled(format!(" — {}", f.verdict), theme::bad()),
         ]));
@@ -566,7 +565,7 @@ fn draw_failures(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
 
 fn diff_line(kind: DiffKind, text: &str) -> Line<'static> {
     match kind {
-        DiffKind::File => Line::styled(text.to_string(), bold().fg(Color::Yellow)),
+        DiffKind::File => Line::styled(text.to_string(), theme::heading()),
         DiffKind::Hunk => Line::styled(text.to_string(), theme::info()),
         DiffKind::Context => Line::from(format!("  {text}")),
         DiffKind::Removed => Line::styled(format!("- {text}"), theme::bad()),
@@ -615,7 +614,7 @@ fn draw_code(frame: &mut Frame, app: &Review, r: &Report, area: Rect) {
             let mut files: Vec<&SourceFile> = files.iter().collect();
             files.sort_by_key(|f| (!f.path.ends_with(".rs"), f.path.clone()));
             for f in files {
-                lines.push(Line::styled(f.path.clone(), bold().fg(Color::Yellow)));
+                lines.push(Line::styled(f.path.clone(), theme::heading()));
                 for (n, l) in f.content.lines().enumerate() {
                     lines.push(Line::from(vec![
                         Span::styled(format!("{:>4} │ ", n + 1), dim()),
@@ -717,7 +716,7 @@ fn draw_followups(frame: &mut Frame, app: &Review, area: Rect) {
         if selected {
             selected_row = lines.len();
         }
-        let style = if selected { bold().fg(Color::Cyan) } else { bold() };
+        let style = if selected { theme::strong(theme::info()) } else { bold() };
         let label = format!("Gate {gate} · ");
         let indent = 2 + label.chars().count();
         for (n, chunk) in wrap(&f.question, width.saturating_sub(indent).max(10)).into_iter().enumerate() {
@@ -797,7 +796,7 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
                 .name(format!("gate {}", g + 1))
                 .marker(Marker::Braille)
                 .graph_type(GraphType::Line)
-                .style(Style::default().fg(GATE_COLORS[g % GATE_COLORS.len()]))
+                .style(Style::default().fg(theme::gate_color(g)))
                 .data(data)
         })
         .collect();
@@ -811,7 +810,7 @@ fn draw_progress(frame: &mut Frame, app: &Review, area: Rect) {
     // of the latest attempt, the ones that matter most.
     let mut legend = vec![Span::raw(" ")];
     for g in 0..gates {
-        legend.push(Span::styled("━━ ", Style::default().fg(GATE_COLORS[g % GATE_COLORS.len()])));
+        legend.push(Span::styled("━━ ", Style::default().fg(theme::gate_color(g))));
         legend.push(Span::raw(format!("gate {}   ", g + 1)));
     }
     let [legend_area, chart_area] = Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(chart_area);
@@ -851,7 +850,7 @@ fn single_attempt(attempt: Option<&data::Attempt>, width: usize) -> Vec<Line<'st
     let scale = a.passed_at.iter().flatten().copied().max().unwrap_or(0);
     let room = width.saturating_sub(8 + 1 + 9);
     for (g, at) in a.passed_at.iter().enumerate() {
-        let color = GATE_COLORS[g % GATE_COLORS.len()];
+        let color = theme::gate_color(g);
         let mut spans = vec![Span::raw(format!("gate {:<3}", g + 1))];
         match at {
             Some(ms) => {
