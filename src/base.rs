@@ -4,5 +4,6 @@
 
 pub mod config;
 pub mod diag;
+pub mod diff;
 pub mod fsio;
 pub mod trace;

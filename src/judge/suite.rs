@@ -13,6 +13,7 @@ use anyhow::{Result, anyhow, bail};
 use harness_contract::Value;
 use harness_contract::wire::Outcome;
 
+use crate::base::diff;
 use crate::judge::sandbox::{self, CaseRun, End, Target};
 use crate::judge::threads;
 use crate::judge::verdict::Verdict;
@@ -203,20 +204,14 @@ fn mismatch_text(problem: &Problem, abi: u32, schema: &str) -> String {
         );
     }
     let expected = problem.signature.schema().canonical_text();
-    let diff = similar::TextDiff::from_lines(expected.as_str(), schema);
     let mut text = format!(
         "the solution was built against a different `{}` contract than {} declares \
          (- the problem, + the solution):\n",
         problem.id,
         problem.file().display()
     );
-    for change in diff.iter_all_changes() {
-        let sign = match change.tag() {
-            similar::ChangeTag::Delete => '-',
-            similar::ChangeTag::Insert => '+',
-            similar::ChangeTag::Equal => continue,
-        };
-        text.push_str(&format!("{sign} {change}"));
+    for line in diff::lines(&expected, schema, diff::Context::Lines(0)).into_iter().flat_map(|h| h.lines) {
+        text.push_str(&format!("{} {}\n", line.change.sign(), line.text));
     }
     text
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::base::diag::strip_ansi;
+use crate::base::diff;
 use crate::judge::evaluate::Evaluation;
 use crate::judge::scale;
 use crate::judge::suite::{Case, CaseKind, CaseResult, SHRUNK_PER_GATE};
@@ -38,22 +39,12 @@ pub fn transcript_diff(result: &CaseResult) -> Vec<(char, String)> {
     let context = if whole { expected.len().max(actual.len()) + 1 } else { 3 };
     let expected = expected.join("\n") + "\n";
     let actual = actual.join("\n") + "\n";
-    let diff = similar::TextDiff::from_lines(&expected, &actual);
     let mut lines = Vec::new();
-    for group in diff.grouped_ops(context) {
+    for hunk in diff::lines(&expected, &actual, diff::Context::Lines(context)) {
         if !lines.is_empty() {
             lines.push((' ', "…".to_string()));
         }
-        for op in group {
-            for change in diff.iter_changes(&op) {
-                let sign = match change.tag() {
-                    similar::ChangeTag::Equal => ' ',
-                    similar::ChangeTag::Delete => '-',
-                    similar::ChangeTag::Insert => '+',
-                };
-                lines.push((sign, change.value().trim_end_matches('\n').to_string()));
-            }
-        }
+        lines.extend(hunk.lines.into_iter().map(|l| (l.change.sign(), l.text)));
     }
     lines
 }

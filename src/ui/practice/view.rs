@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, Focus, Overlay, Runner};
+use crate::base::diff;
 use crate::base::fsio::clock;
 use crate::judge::suite::CaseResult;
 use crate::session::state::{Mode, Status};
@@ -452,22 +453,18 @@ pub fn detail_lines(name: Option<&str>, r: &CaseResult) -> Vec<Line<'static>> {
     }
     let (expected, actual) = results::transcripts(r);
     let (expected, actual) = (expected.join("\n") + "\n", actual.join("\n") + "\n");
-    let diff = similar::TextDiff::from_lines(&expected, &actual);
-    for op in diff.ops() {
-        for change in diff.iter_inline_changes(op) {
-            let (sign, base) = match change.tag() {
-                similar::ChangeTag::Equal => ("  ", Style::default()),
-                similar::ChangeTag::Delete => ("- ", theme::bad()),
-                similar::ChangeTag::Insert => ("+ ", theme::ok()),
-            };
-            let mut spans = vec![Span::styled(sign, base)];
-            for (emphasized, text) in change.iter_strings_lossy() {
-                let text = text.trim_end_matches('\n').to_string();
-                let style = if emphasized { base.add_modifier(Modifier::BOLD | Modifier::UNDERLINED) } else { base };
-                spans.push(Span::styled(text, style));
-            }
-            lines.push(Line::from(spans));
+    for line in diff::words(&expected, &actual, diff::Context::All).into_iter().flat_map(|h| h.lines) {
+        let (sign, base) = match line.change {
+            diff::Change::Same => ("  ", Style::default()),
+            diff::Change::Removed => ("- ", theme::bad()),
+            diff::Change::Added => ("+ ", theme::ok()),
+        };
+        let mut spans = vec![Span::styled(sign, base)];
+        for (emphasized, text) in line.words {
+            let style = if emphasized { base.add_modifier(Modifier::BOLD | Modifier::UNDERLINED) } else { base };
+            spans.push(Span::styled(text, style));
         }
+        lines.push(Line::from(spans));
     }
     lines.push(Line::styled("  (- expected, + yours)", theme::dim()));
     if !r.output.trim().is_empty() {

@@ -6,7 +6,7 @@
 //! Pure functions of [`Report`]s, shared by the TUI and the headless
 //! `--markdown`, so both show the same data and tests need no terminal.
 
-use similar::{ChangeTag, TextDiff};
+use crate::base::diff;
 
 use crate::base::fsio;
 use crate::session::report::Report;
@@ -447,26 +447,15 @@ pub fn source_diff(old: &[SourceFile], new: &[SourceFile]) -> Vec<DiffLine> {
         };
         out.push(DiffLine { kind: DiffKind::File, text: header });
         let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
-        let diff = TextDiff::from_lines(&a, &b);
-        for group in diff.grouped_ops(3) {
-            let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
-            let (o, n) = (first.old_range().start..last.old_range().end, first.new_range().start..last.new_range().end);
-            // As in `diff -u`: ranges are 1-based, and an empty one names the line before it.
-            let start = |r: &std::ops::Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };
-            out.push(DiffLine {
-                kind: DiffKind::Hunk,
-                text: format!("@@ -{},{} +{},{} @@", start(&o), o.len(), start(&n), n.len()),
-            });
-            for op in &group {
-                for change in diff.iter_changes(op) {
-                    let kind = match change.tag() {
-                        ChangeTag::Equal => DiffKind::Context,
-                        ChangeTag::Delete => DiffKind::Removed,
-                        ChangeTag::Insert => DiffKind::Added,
-                    };
-                    let text = change.to_string_lossy().trim_end_matches(['\n', '\r']).to_string();
-                    out.push(DiffLine { kind, text });
-                }
+        for hunk in diff::lines(&a, &b, diff::Context::Lines(3)) {
+            out.push(DiffLine { kind: DiffKind::Hunk, text: hunk.header() });
+            for line in hunk.lines {
+                let kind = match line.change {
+                    diff::Change::Same => DiffKind::Context,
+                    diff::Change::Removed => DiffKind::Removed,
+                    diff::Change::Added => DiffKind::Added,
+                };
+                out.push(DiffLine { kind, text: line.text });
             }
         }
     }
