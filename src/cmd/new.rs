@@ -208,6 +208,58 @@ fn register(contract_dir: &Path, id: &str) -> Result<()> {
     fsio::write_atomic(&manifest, cargo.as_bytes())
 }
 
+/// `manifest` (a workspace's root `Cargo.toml`) with `id` added to the
+/// features its `harness-contract` dependency enables, so that `cargo test
+/// --workspace` builds the new module and runs its tests. `None` when it
+/// enables no features list to extend (or already has `id`).
+fn with_contract_feature(manifest: &str, id: &str) -> Option<String> {
+    // The dependency's line that enables features (a features list on
+    // another line belongs to another dependency).
+    let open = manifest.match_indices("harness-contract = {").find_map(|(dep, _)| {
+        let line = &manifest[dep..manifest[dep..].find('\n').map_or(manifest.len(), |i| dep + i)];
+        line.find("features = [").map(|i| dep + i + "features = [".len())
+    })?;
+    let close = open + manifest[open..].find(']')?;
+    let list = &manifest[open..close];
+    if list.contains(&format!("\"{id}\"")) {
+        return None;
+    }
+    let body = list.trim_end();
+    let insert = if list.contains('\n') {
+        // One name per line or a few per line: a line of its own, before `]`.
+        format!("{}{}\n    \"{id}\",\n", body, if body.ends_with(',') || body.ends_with('[') { "" } else { "," })
+    } else if body.trim().is_empty() {
+        format!("\"{id}\"")
+    } else {
+        format!("{}, \"{id}\"", body.trim_end_matches(',').trim_end())
+    };
+    Some(format!("{}{insert}{}", &manifest[..open], &manifest[close..]))
+}
+
+/// The root manifest's share of [`register`]: the new feature enabled for
+/// the workspace's tests. A project without a root `Cargo.toml` has no
+/// workspace tests to add it to; one whose manifest lists no features for
+/// `harness-contract` is told what to add.
+fn register_in_workspace(root: &Path, id: &str) -> Result<Option<String>> {
+    let manifest = root.join("Cargo.toml");
+    let Ok(text) = std::fs::read_to_string(&manifest) else { return Ok(None) };
+    if !text.contains("harness-contract") {
+        return Ok(None);
+    }
+    match with_contract_feature(&text, id) {
+        Some(text) => {
+            fsio::write_atomic(&manifest, text.as_bytes())?;
+            Ok(None)
+        }
+        None if text.contains(&format!("\"{id}\"")) => Ok(None),
+        None => Ok(Some(format!(
+            "note: {} enables no features list of `harness-contract` that `harness new` could extend: add \"{id}\" \
+             to it, or `cargo test --workspace` will not run the new module's tests",
+            manifest.display()
+        ))),
+    }
+}
+
 pub fn command(config: &Config, id: &str, title: Option<&str>) -> Result<u8> {
     if id.is_empty()
         || !id.starts_with(|c: char| c.is_ascii_lowercase())
@@ -230,6 +282,7 @@ pub fn command(config: &Config, id: &str, title: Option<&str>) -> Result<u8> {
     fsio::write_atomic(&dir.join("starter/Cargo.toml"), manifest(&format!("{id}_solution"), id).as_bytes())?;
     fsio::write_atomic(&dir.join("starter/src/lib.rs"), starter(id).as_bytes())?;
     register(&config.contract_dir, id)?;
+    let note = register_in_workspace(&config.root, id)?;
     println!(
         "created problem `{id}`:\n  {}\n  {}/problem.toml, reference/, starter/\n\
          It is honest already (`harness audit {id}`); now grow it to four gates\n\
@@ -237,12 +290,49 @@ pub fn command(config: &Config, id: &str, title: Option<&str>) -> Result<u8> {
         module.display(),
         dir.display()
     );
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     Ok(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_new_feature_is_enabled_for_the_workspace_tests() {
+        let root = "[dev-dependencies]\nharness-contract = { path = \"contract\", features = [\n    \"dedupe\", \"wal\",\n] }\ntempfile = \"3\"\n";
+        assert_eq!(
+            with_contract_feature(root, "ring_buffer").unwrap(),
+            "[dev-dependencies]\nharness-contract = { path = \"contract\", features = [\n    \"dedupe\", \"wal\",\n    \"ring_buffer\",\n] }\ntempfile = \"3\"\n"
+        );
+        let one_line = "harness-contract = { path = \"contract\", features = [\"dedupe\"] }\n";
+        assert_eq!(
+            with_contract_feature(one_line, "ring_buffer").unwrap(),
+            "harness-contract = { path = \"contract\", features = [\"dedupe\", \"ring_buffer\"] }\n"
+        );
+        let empty = "harness-contract = { path = \"contract\", features = [] }\n";
+        assert_eq!(
+            with_contract_feature(empty, "ring_buffer").unwrap(),
+            "harness-contract = { path = \"contract\", features = [\"ring_buffer\"] }\n"
+        );
+        assert_eq!(with_contract_feature(one_line, "dedupe"), None, "already there");
+        let two = format!(
+            "[dependencies]\nharness-contract = {{ path = \"contract\" }}\nclap = {{ version = \"4\", features = [\"derive\"] }}\n{root}"
+        );
+        let added = with_contract_feature(&two, "ring_buffer").unwrap();
+        assert!(added.contains("features = [\"derive\"]") && added.contains("    \"ring_buffer\",\n] }"), "{added}");
+        let none = "harness-contract = { path = \"contract\" }\nother = { version = \"1\", features = [\"x\"] }\n";
+        assert_eq!(with_contract_feature(none, "ring_buffer"), None, "another dependency's features are not touched");
+        for text in [root, one_line, empty] {
+            let added = with_contract_feature(text, "ring_buffer").unwrap();
+            let parsed: toml::Value = toml::from_str(&added).unwrap();
+            let deps = parsed.get("dev-dependencies").unwrap_or(&parsed);
+            let features = deps["harness-contract"]["features"].as_array().unwrap();
+            assert!(features.iter().any(|f| f.as_str() == Some("ring_buffer")), "{added}");
+        }
+    }
 
     #[test]
     fn names() {

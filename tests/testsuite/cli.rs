@@ -447,8 +447,18 @@ fn a_new_problem_is_honest_from_the_start() {
     std::fs::create_dir_all(p.join("problems")).unwrap();
     std::fs::write(p.join("harness.toml"), format!("[paths]\ntarget = {:?}\n", root().join("target/harness-new")))
         .unwrap();
+    // A root manifest whose tests enable the contract's problem modules, as
+    // this repository's does: the new module's tests must run with them.
+    let root_manifest = "[package]\nname = \"scratch\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+                         [workspace]\nmembers = [\"contract\"]\nexclude = [\"problems\"]\n\n[dev-dependencies]\n\
+                         harness-contract = { path = \"contract\", features = [\n    \"dedupe\",\n] }\n";
+    std::fs::write(p.join("Cargo.toml"), root_manifest).unwrap();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(p.join("src/lib.rs"), "").unwrap();
     let out = harness(p, &["new", "ring_buffer", "--title", "Ring buffer"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let manifest = std::fs::read_to_string(p.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("    \"dedupe\",\n    \"ring_buffer\",\n] }"), "{manifest}");
     let out = harness(p, &["new", "ring_buffer"]);
     assert_eq!(out.status.code(), Some(2), "never overwrites: {}", text(&out));
     let out = harness(p, &["new", "Ring-Buffer"]);
