@@ -22,7 +22,6 @@
 //! finish "the n-th running job" through your own `running`, `complete` and
 //! `fail`.
 
-use crate::not_implemented;
 use crate::{Value, Wire};
 
 crate::error_kinds! {
@@ -86,177 +85,110 @@ impl Wire for Admission {
     }
 }
 
-/// The pipeline. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-pub trait Pipeline {
-    /// An empty pipeline whose queue holds at most `capacity` jobs, served
-    /// by `workers` workers; `initial_service_ms` is the service-time
-    /// estimate used until a job has finished. `capacity` and `workers` are
-    /// at least 1.
-    fn new(capacity: usize, workers: usize, initial_service_ms: u64) -> Self
-    where
-        Self: Sized;
-
-    // Gate 1: a bounded queue, workers, and rejection with a retry-after.
-
-    /// Offers a new job at `now_ms`: queued, or rejected with a
-    /// retry-after when the queue is full (gate 2: or queued by shedding
-    /// the oldest job; gate 3: refused with `closed` after shutdown).
-    fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError> {
-        not_implemented("submit")
-    }
-    /// A free worker takes the oldest queued job at `now_ms`; its id, or
-    /// `None` if nothing is queued or every worker is busy.
-    fn take(&mut self, now_ms: u64) -> Option<u64> {
-        not_implemented("take")
-    }
-    /// Running job `id` succeeded at `now_ms`; returns its service time
-    /// (`now_ms` minus the time it was taken).
-    fn complete(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
-        not_implemented("complete")
-    }
-    /// Running job `id` failed at `now_ms`; returns its service time.
-    fn fail(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError> {
-        not_implemented("fail")
-    }
-    /// The ids of the running jobs, in the order they were taken (which is
-    /// ascending id order).
-    fn running(&self) -> Vec<u64> {
-        not_implemented("running")
-    }
-    /// The ids of the queued jobs, oldest first.
-    fn queued(&self) -> Vec<u64> {
-        not_implemented("queued")
-    }
-    /// The counters `(accepted, rejected, completed, failed)`.
-    fn stats(&self) -> (u64, u64, u64, u64) {
-        not_implemented("stats")
-    }
-
-    /// Provided by the contract, do not override: completes the running
-    /// job at position `n % len` of [`Pipeline::running`] and returns its
-    /// id and service time; `Ok(None)` if nothing is running.
-    fn complete_nth(&mut self, n: u64, now_ms: u64) -> Result<Option<(u64, u64)>, PipeError> {
-        let running = self.running();
-        if running.is_empty() {
-            return Ok(None);
-        }
-        let id = running[(n % running.len() as u64) as usize];
-        self.complete(id, now_ms).map(|ms| Some((id, ms)))
-    }
-    /// Provided by the contract, do not override: like
-    /// [`Pipeline::complete_nth`], but the job fails.
-    fn fail_nth(&mut self, n: u64, now_ms: u64) -> Result<Option<(u64, u64)>, PipeError> {
-        let running = self.running();
-        if running.is_empty() {
-            return Ok(None);
-        }
-        let id = running[(n % running.len() as u64) as usize];
-        self.fail(id, now_ms).map(|ms| Some((id, ms)))
-    }
-
-    // Gate 2: load shedding.
-
-    /// Chooses what a full queue does with a new job: `"reject"` (the
-    /// default) or `"shed_oldest"`.
-    fn set_overflow(&mut self, policy: String) -> Result<(), PipeError> {
-        not_implemented("set_overflow")
-    }
-    /// From now on, a queued job that has waited more than `max_wait_ms`
-    /// expires instead of running.
-    fn set_max_wait(&mut self, max_wait_ms: u64) {
-        not_implemented("set_max_wait")
-    }
-    /// Lets time pass: applies whatever `now_ms` makes due, nothing else.
-    fn tick(&mut self, now_ms: u64) {
-        not_implemented("tick")
-    }
-    /// The counters `(shed, expired)`.
-    fn dropped(&self) -> (u64, u64) {
-        not_implemented("dropped")
-    }
-
-    // Gate 3: graceful shutdown.
-
-    /// Stops accepting, drains, and cancels what remains at
-    /// `now_ms + grace_ms`; returns that deadline. Idempotent: a later call
-    /// changes nothing and returns the first deadline.
-    fn shutdown(&mut self, now_ms: u64, grace_ms: u64) -> u64 {
-        not_implemented("shutdown")
-    }
-    /// `"accepting"`, `"draining"` or `"stopped"`.
-    fn phase(&self) -> String {
-        not_implemented("phase")
-    }
-    /// The ids of the jobs cancelled at the deadline, ascending.
-    fn cancelled(&self) -> Vec<u64> {
-        not_implemented("cancelled")
-    }
-
-    // Gate 4: adaptive concurrency (AIMD).
-
-    /// Turns on adaptive concurrency within `[min_limit, max_limit]`
-    /// around a target service time of `target_ms`.
-    fn set_adaptive(&mut self, min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError> {
-        not_implemented("set_adaptive")
-    }
-    /// The concurrency limit: how many jobs may run at once.
-    fn limit(&self) -> usize {
-        not_implemented("limit")
-    }
-
-    // Gate 5: per-job timeouts.
-
-    /// From now on, a running job that has run more than `timeout_ms`
-    /// since it was taken times out: it leaves, and its worker is free.
-    fn set_timeout(&mut self, timeout_ms: u64) {
-        not_implemented("set_timeout")
-    }
-    /// How many jobs have timed out.
-    fn timed_out(&self) -> u64 {
-        not_implemented("timed_out")
-    }
-
-    // Gate 6: a circuit breaker.
-
-    /// Turns the circuit breaker on (closed, no failures counted): it opens
-    /// after `threshold` consecutive failures and half-opens `cooldown_ms`
-    /// later.
-    fn set_breaker(&mut self, threshold: u64, cooldown_ms: u64) -> Result<(), PipeError> {
-        not_implemented("set_breaker")
-    }
-    /// `"closed"`, `"open"` or `"half_open"`, as of the last operation with
-    /// a `now_ms`.
-    fn breaker(&self) -> String {
-        not_implemented("breaker")
-    }
-}
-
 crate::contract! {
     problem = "bounded_pipeline";
-    trait = Pipeline;
     errors = PipeError;
-    new(capacity: usize, workers: usize, initial_service_ms: u64);
-    fn submit(now_ms: u64) -> Result<Admission, PipeError>;
-    fn take(now_ms: u64) -> Option<u64>;
-    fn complete(id: u64, now_ms: u64) -> Result<u64, PipeError>;
-    fn fail(id: u64, now_ms: u64) -> Result<u64, PipeError>;
-    fn running() -> Vec<u64>;
-    fn queued() -> Vec<u64>;
-    fn stats() -> (u64, u64, u64, u64);
-    fn complete_nth(n: u64, now_ms: u64) -> Result<Option<(u64, u64)>, PipeError>;
-    fn fail_nth(n: u64, now_ms: u64) -> Result<Option<(u64, u64)>, PipeError>;
-    fn set_overflow(policy: String) -> Result<(), PipeError>;
-    fn set_max_wait(max_wait_ms: u64) -> ();
-    fn tick(now_ms: u64) -> ();
-    fn dropped() -> (u64, u64);
-    fn shutdown(now_ms: u64, grace_ms: u64) -> u64;
-    fn phase() -> String;
-    fn cancelled() -> Vec<u64>;
-    fn set_adaptive(min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError>;
-    fn limit() -> usize;
-    fn set_timeout(timeout_ms: u64) -> ();
-    fn timed_out() -> u64;
-    fn set_breaker(threshold: u64, cooldown_ms: u64) -> Result<(), PipeError>;
-    fn breaker() -> String;
+
+    /// The pipeline. Read each gate's statement for the exact rules.
+    pub trait Pipeline {
+        /// An empty pipeline whose queue holds at most `capacity` jobs, served
+        /// by `workers` workers; `initial_service_ms` is the service-time
+        /// estimate used until a job has finished. `capacity` and `workers` are
+        /// at least 1.
+        fn new(capacity: usize, workers: usize, initial_service_ms: u64) -> Self;
+
+        // Gate 1: a bounded queue, workers, and rejection with a retry-after.
+
+        /// Offers a new job at `now_ms`: queued, or rejected with a
+        /// retry-after when the queue is full (gate 2: or queued by shedding
+        /// the oldest job; gate 3: refused with `closed` after shutdown).
+        fn submit(&mut self, now_ms: u64) -> Result<Admission, PipeError>;
+        /// A free worker takes the oldest queued job at `now_ms`; its id, or
+        /// `None` if nothing is queued or every worker is busy.
+        fn take(&mut self, now_ms: u64) -> Option<u64>;
+        /// Running job `id` succeeded at `now_ms`; returns its service time
+        /// (`now_ms` minus the time it was taken).
+        fn complete(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError>;
+        /// Running job `id` failed at `now_ms`; returns its service time.
+        fn fail(&mut self, id: u64, now_ms: u64) -> Result<u64, PipeError>;
+        /// The ids of the running jobs, in the order they were taken (which is
+        /// ascending id order).
+        fn running(&self) -> Vec<u64>;
+        /// The ids of the queued jobs, oldest first.
+        fn queued(&self) -> Vec<u64>;
+        /// The counters `(accepted, rejected, completed, failed)`.
+        fn stats(&self) -> (u64, u64, u64, u64);
+
+        /// Provided by the contract, do not override: completes the running
+        /// job at position `n % len` of [`Pipeline::running`] and returns its
+        /// id and service time; `Ok(None)` if nothing is running.
+        fn complete_nth(&mut self, n: u64, now_ms: u64) -> Result<Option<(u64, u64)>, PipeError> {
+            let running = self.running();
+            if running.is_empty() {
+                return Ok(None);
+            }
+            let id = running[(n % running.len() as u64) as usize];
+            self.complete(id, now_ms).map(|ms| Some((id, ms)))
+        }
+        /// Provided by the contract, do not override: like
+        /// [`Pipeline::complete_nth`], but the job fails.
+        fn fail_nth(&mut self, n: u64, now_ms: u64) -> Result<Option<(u64, u64)>, PipeError> {
+            let running = self.running();
+            if running.is_empty() {
+                return Ok(None);
+            }
+            let id = running[(n % running.len() as u64) as usize];
+            self.fail(id, now_ms).map(|ms| Some((id, ms)))
+        }
+
+        // Gate 2: load shedding.
+
+        /// Chooses what a full queue does with a new job: `"reject"` (the
+        /// default) or `"shed_oldest"`.
+        fn set_overflow(&mut self, policy: String) -> Result<(), PipeError>;
+        /// From now on, a queued job that has waited more than `max_wait_ms`
+        /// expires instead of running.
+        fn set_max_wait(&mut self, max_wait_ms: u64);
+        /// Lets time pass: applies whatever `now_ms` makes due, nothing else.
+        fn tick(&mut self, now_ms: u64);
+        /// The counters `(shed, expired)`.
+        fn dropped(&self) -> (u64, u64);
+
+        // Gate 3: graceful shutdown.
+
+        /// Stops accepting, drains, and cancels what remains at
+        /// `now_ms + grace_ms`; returns that deadline. Idempotent: a later call
+        /// changes nothing and returns the first deadline.
+        fn shutdown(&mut self, now_ms: u64, grace_ms: u64) -> u64;
+        /// `"accepting"`, `"draining"` or `"stopped"`.
+        fn phase(&self) -> String;
+        /// The ids of the jobs cancelled at the deadline, ascending.
+        fn cancelled(&self) -> Vec<u64>;
+
+        // Gate 4: adaptive concurrency (AIMD).
+
+        /// Turns on adaptive concurrency within `[min_limit, max_limit]`
+        /// around a target service time of `target_ms`.
+        fn set_adaptive(&mut self, min_limit: usize, max_limit: usize, target_ms: u64) -> Result<(), PipeError>;
+        /// The concurrency limit: how many jobs may run at once.
+        fn limit(&self) -> usize;
+
+        // Gate 5: per-job timeouts.
+
+        /// From now on, a running job that has run more than `timeout_ms`
+        /// since it was taken times out: it leaves, and its worker is free.
+        fn set_timeout(&mut self, timeout_ms: u64);
+        /// How many jobs have timed out.
+        fn timed_out(&self) -> u64;
+
+        // Gate 6: a circuit breaker.
+
+        /// Turns the circuit breaker on (closed, no failures counted): it opens
+        /// after `threshold` consecutive failures and half-opens `cooldown_ms`
+        /// later.
+        fn set_breaker(&mut self, threshold: u64, cooldown_ms: u64) -> Result<(), PipeError>;
+        /// `"closed"`, `"open"` or `"half_open"`, as of the last operation with
+        /// a `now_ms`.
+        fn breaker(&self) -> String;
+    }
 }

@@ -54,111 +54,90 @@ pub mod versioned_kv;
 #[cfg(feature = "wal")]
 pub mod wal;
 
-/// Declares a problem's operations: generates `schema()` and `dispatch()`
-/// for the trait, used by [`export!`].
+/// Declares a problem's trait, once: generates the trait itself (every
+/// method but `new` with a default body that reports `not_implemented`, so
+/// a solution compiles before it implements later gates), the optional
+/// shared trait of a concurrent gate, `schema()` and `dispatch()`, used by
+/// [`export!`].
 ///
-/// The trait itself is written by hand next to this call so that its doc
-/// comments are what a candidate sees on hover; a signature that disagrees
-/// with the trait fails to compile here, not at judge time.
+/// ```ignore
+/// harness_contract::contract! {
+///     problem = "tally";
+///     errors = harness_contract::NoError;
+///     /// A running total.
+///     pub trait Tally {
+///         /// A total of 0.
+///         fn new() -> Self;
+///         /// Adds `n`; returns the new total.
+///         fn add(&mut self, n: i64) -> i64;
+///     }
+///     // With a concurrent gate, its operations through `&self`:
+///     // pub trait SharedTally: Send + Sync { fn shared_add(&self, n: i64) -> i64; }
+/// }
+/// ```
+///
+/// The doc comments are the trait's, what a candidate sees on hover; the
+/// operations on the wire are the trait's methods with their parameter
+/// names, in any order. A method given a body is one the contract provides
+/// (an operation built on the others); the rest report `not_implemented`
+/// until a solution implements them.
 #[macro_export]
 macro_rules! contract {
-    // A problem without a concurrent gate: no shared operations. The
-    // export still has `harness_call_shared`, which knows no operation.
-    (@shared) => {
-        /// Operations called on one shared instance from several threads.
-        pub const SHARED_OPS: &[&str] = &[];
-
-        /// What `harness_call_shared` needs of the exported type: here
-        /// nothing beyond being shareable, since there is no shared trait.
-        pub trait HarnessSharedOps: Send + Sync {}
-        impl<T: Send + Sync> HarnessSharedOps for T {}
-
-        /// Runs one shared operation: this problem has none.
-        pub fn dispatch_shared<T: HarnessSharedOps>(
-            _instance: &::std::option::Option<T>,
-            op: &str,
-            _args: ::std::vec::Vec<$crate::Value>,
-        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
-            ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(::std::string::String::from(op)))
-        }
-
-        #[allow(dead_code)]
-        fn shared_schema() -> ::std::vec::Vec<$crate::OpSig> {
-            ::std::vec::Vec::new()
-        }
-    };
-    // A problem with a concurrent gate: its operations take `&self` in a
-    // second trait, whose supertraits make the type `Send + Sync`.
-    (@shared $STrait:ident; $( fn $op:ident($($p:ident : $t:ty),* $(,)?) -> $ret:ty; )*) => {
-        /// Operations called on one shared instance from several threads.
-        pub const SHARED_OPS: &[&str] = &[$(stringify!($op)),*];
-
-        /// What `harness_call_shared` needs of the exported type: the
-        /// shared trait (which makes it `Send + Sync`).
-        pub trait HarnessSharedOps: $STrait {}
-        impl<T: $STrait> HarnessSharedOps for T {}
-
-        /// Runs one shared operation on a shared `instance`.
-        pub fn dispatch_shared<T: HarnessSharedOps>(
-            instance: &::std::option::Option<T>,
-            op: &str,
-            args: ::std::vec::Vec<$crate::Value>,
-        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
-            #[allow(unused_mut)]
-            let mut args = $crate::runtime::Args::new(args);
-            match op {
-                $(
-                    stringify!($op) => {
-                        let this = instance
-                            .as_ref()
-                            .ok_or($crate::runtime::CallError::NoInstance)?;
-                        $(let $p: $t = args.next(stringify!($p))?;)*
-                        args.finish()?;
-                        let result: $ret = <T as $STrait>::$op(this, $($p),*);
-                        ::std::result::Result::Ok($crate::Wire::into_value(result))
-                    }
-                )*
-                other => ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(
-                    ::std::string::String::from(other),
-                )),
-            }
-        }
-
-        #[allow(dead_code)]
-        fn shared_schema() -> ::std::vec::Vec<$crate::OpSig> {
-            ::std::vec![$(
-                $crate::OpSig {
-                    name: ::std::string::String::from(stringify!($op)),
-                    params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
-                    ret: <$ret as $crate::Wire>::type_name(),
-                    shared: true,
-                }
-            ),*]
-        }
-    };
     (
         problem = $problem:literal;
-        trait = $Trait:ident;
         errors = $Err:ty;
-        new($($cp:ident : $ct:ty),* $(,)?);
-        $( fn $op:ident($($p:ident : $t:ty),* $(,)?) -> $ret:ty; )*
+        $(#[$tattr:meta])*
+        pub trait $Trait:ident {
+            $(#[$nattr:meta])*
+            fn new($($cp:ident : $ct:ty),* $(,)?) -> Self;
+            $(
+                $(#[$oattr:meta])*
+                fn $op:ident ( $($params:tt)* ) $(-> $ret:ty)? $($body:block)? $(;)?
+            )*
+        }
         $(
-            shared trait = $STrait:ident;
-            $( fn $sop:ident($($sp:ident : $st:ty),* $(,)?) -> $sret:ty; )*
+            $(#[$sattr:meta])*
+            pub trait $STrait:ident: Send + Sync {
+                $(
+                    $(#[$soattr:meta])*
+                    fn $sop:ident ( $($sparams:tt)* ) $(-> $sret:ty)? $($sbody:block)? $(;)?
+                )*
+            }
         )?
     ) => {
-        $crate::contract!(@shared $( $STrait; $( fn $sop($($sp : $st),*) -> $sret; )* )?);
+        $(#[$tattr])*
+        #[allow(unused_variables)]
+        pub trait $Trait {
+            $(#[$nattr])*
+            fn new($($cp: $ct),*) -> Self
+            where
+                Self: Sized;
+            $(
+                $(#[$oattr])*
+                fn $op($($params)*) $(-> $ret)? {
+                    $crate::contract!(@body $op $($body)?)
+                }
+            )*
+        }
+
+        $(
+            $(#[$sattr])*
+            #[allow(unused_variables)]
+            pub trait $STrait: Send + Sync {
+                $(
+                    $(#[$soattr])*
+                    fn $sop($($sparams)*) $(-> $sret)? {
+                        $crate::contract!(@body $sop $($sbody)?)
+                    }
+                )*
+            }
+        )?
+
+        $crate::contract!(@shared $( $STrait; $( fn $sop ( $($sparams)* ) ($($sret)?); )* )?);
 
         /// The operations of this problem as the harness sees them.
         pub fn schema() -> $crate::Schema {
-            let mut ops = ::std::vec![$(
-                $crate::OpSig {
-                    name: ::std::string::String::from(stringify!($op)),
-                    params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
-                    ret: <$ret as $crate::Wire>::type_name(),
-                    shared: false,
-                }
-            ),*];
+            let mut ops = ::std::vec![$( $crate::contract!(@sig false, $op, ($($ret)?); $($params)*) ),*];
             ops.extend(shared_schema());
             $crate::Schema {
                 problem: ::std::string::String::from($problem),
@@ -187,20 +166,103 @@ macro_rules! contract {
                     ::std::result::Result::Ok($crate::Value::Unit)
                 }
                 $(
-                    stringify!($op) => {
-                        let this = instance
-                            .as_mut()
-                            .ok_or($crate::runtime::CallError::NoInstance)?;
-                        $(let $p: $t = args.next(stringify!($p))?;)*
-                        args.finish()?;
-                        let result: $ret = <T as $Trait>::$op(this, $($p),*);
-                        ::std::result::Result::Ok($crate::Wire::into_value(result))
-                    }
+                    stringify!($op) => $crate::contract!(@call as_mut, T, $Trait, instance, args, $op; $($params)*),
                 )*
                 other => ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(
                     ::std::string::String::from(other),
                 )),
             }
+        }
+    };
+    // One operation's call: its arguments taken from `args` by name, the
+    // method called on the instance, the result encoded.
+    (@call $get:ident, $T:ident, $Trait:ident, $instance:ident, $args:ident, $op:ident;
+        & $(mut)? self $(, $p:ident : $t:ty)* $(,)?) => {{
+        let this = $instance.$get().ok_or($crate::runtime::CallError::NoInstance)?;
+        $(let $p: $t = $args.next(stringify!($p))?;)*
+        $args.finish()?;
+        ::std::result::Result::Ok($crate::Wire::into_value(<$T as $Trait>::$op(this, $($p),*)))
+    }};
+    // One operation's signature on the wire (no return type: unit).
+    (@sig $shared:literal, $op:ident, ($($ret:ty)?); & $(mut)? self $(, $p:ident : $t:ty)* $(,)?) => {
+        $crate::OpSig {
+            name: ::std::string::String::from(stringify!($op)),
+            params: ::std::vec![$($crate::Param::new(stringify!($p), <$t as $crate::Wire>::type_name())),*],
+            ret: $crate::contract!(@ret $($ret)?),
+            shared: $shared,
+        }
+    };
+    // A method's default body: the one the declaration gives (an
+    // operation the contract provides), else `not_implemented`.
+    (@body $op:ident) => {
+        $crate::not_implemented(stringify!($op))
+    };
+    (@body $op:ident $body:block) => {
+        $body
+    };
+    (@ret) => {
+        <() as $crate::Wire>::type_name()
+    };
+    (@ret $ret:ty) => {
+        <$ret as $crate::Wire>::type_name()
+    };
+    // A problem without a concurrent gate: no shared operations. The
+    // export still has `harness_call_shared`, which knows no operation.
+    (@shared) => {
+        /// Operations called on one shared instance from several threads.
+        pub const SHARED_OPS: &[&str] = &[];
+
+        /// What `harness_call_shared` needs of the exported type: here
+        /// nothing beyond being shareable, since there is no shared trait.
+        pub trait HarnessSharedOps: Send + Sync {}
+        impl<T: Send + Sync> HarnessSharedOps for T {}
+
+        /// Runs one shared operation: this problem has none.
+        pub fn dispatch_shared<T: HarnessSharedOps>(
+            _instance: &::std::option::Option<T>,
+            op: &str,
+            _args: ::std::vec::Vec<$crate::Value>,
+        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
+            ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(::std::string::String::from(op)))
+        }
+
+        #[allow(dead_code)]
+        fn shared_schema() -> ::std::vec::Vec<$crate::OpSig> {
+            ::std::vec::Vec::new()
+        }
+    };
+    // A problem with a concurrent gate: its operations take `&self` in a
+    // second trait, whose supertraits make the type `Send + Sync`.
+    (@shared $STrait:ident; $( fn $op:ident ( $($params:tt)* ) ($($ret:ty)?); )*) => {
+        /// Operations called on one shared instance from several threads.
+        pub const SHARED_OPS: &[&str] = &[$(stringify!($op)),*];
+
+        /// What `harness_call_shared` needs of the exported type: the
+        /// shared trait (which makes it `Send + Sync`).
+        pub trait HarnessSharedOps: $STrait {}
+        impl<T: $STrait> HarnessSharedOps for T {}
+
+        /// Runs one shared operation on a shared `instance`.
+        pub fn dispatch_shared<T: HarnessSharedOps>(
+            instance: &::std::option::Option<T>,
+            op: &str,
+            args: ::std::vec::Vec<$crate::Value>,
+        ) -> ::std::result::Result<$crate::Value, $crate::runtime::CallError> {
+            #[allow(unused_mut)]
+            let mut args = $crate::runtime::Args::new(args);
+            match op {
+                $(
+                    stringify!($op) => $crate::contract!(@call as_ref, T, $STrait, instance, args, $op; $($params)*),
+                )*
+                other => ::std::result::Result::Err($crate::runtime::CallError::UnknownOp(
+                    ::std::string::String::from(other),
+                )),
+            }
+        }
+
+        #[allow(dead_code)]
+        fn shared_schema() -> ::std::vec::Vec<$crate::OpSig> {
+            ::std::vec![$( $crate::contract!(@sig true, $op, ($($ret)?); $($params)*) ),*]
         }
     };
 }

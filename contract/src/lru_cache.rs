@@ -15,8 +15,6 @@
 //! taking `&self`; until your type implements it they are judged
 //! `not_implemented` too.
 
-use crate::not_implemented;
-
 crate::error_kinds! {
     /// Why an operation was refused.
     pub enum CacheError {
@@ -33,181 +31,108 @@ crate::error_kinds! {
     }
 }
 
-/// The cache. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-// `len` is an operation of the problem, judged like the others; an
-// `is_empty` would be one more for every candidate to write.
-#[allow(clippy::len_without_is_empty)]
-pub trait LruCache {
-    /// An empty cache with the given `capacity` (at least 1).
-    fn new(capacity: usize) -> Self
-    where
-        Self: Sized;
-
-    // Gate 1: get and put with least-recently-used eviction.
-
-    /// Inserts or replaces `key`, making it the most recently used entry;
-    /// returns the key evicted to make room, if any.
-    fn put(&mut self, key: String, value: i64) -> Option<String> {
-        not_implemented("put")
-    }
-    /// The value of `key`, if the cache holds it; a hit makes `key` the most
-    /// recently used entry.
-    fn get(&mut self, key: String) -> Option<i64> {
-        not_implemented("get")
-    }
-    /// Removes `key`; returns the value it held, if any.
-    fn remove(&mut self, key: String) -> Option<i64> {
-        not_implemented("remove")
-    }
-    /// The number of entries the cache holds.
-    fn len(&self) -> usize {
-        not_implemented("len")
-    }
-    /// Every key the cache holds, most recently used first.
-    fn keys(&self) -> Vec<String> {
-        not_implemented("keys")
-    }
-
-    // Gate 2: per-entry time to live.
-
-    /// Moves the cache's clock forward by `ms` milliseconds; returns the new
-    /// time.
-    fn advance(&mut self, ms: u64) -> u64 {
-        not_implemented("advance")
-    }
-    /// Like `put`, but the entry expires `ttl_ms` milliseconds from now.
-    fn put_ttl(&mut self, key: String, value: i64, ttl_ms: u64) -> Option<String> {
-        not_implemented("put_ttl")
-    }
-    /// Examines at most `max_checks` entries from the least recently used
-    /// end and removes the expired ones; returns how many it removed.
-    fn sweep(&mut self, max_checks: usize) -> usize {
-        not_implemented("sweep")
-    }
-
-    // Gate 3: a cost budget.
-
-    /// Inserts or replaces `key` with a caller-supplied `cost` and an
-    /// optional time to live; returns the keys evicted to make room, least
-    /// recently used first.
-    fn put_sized(
-        &mut self,
-        key: String,
-        value: i64,
-        cost: u64,
-        ttl_ms: Option<u64>,
-    ) -> Result<Vec<String>, CacheError> {
-        not_implemented("put_sized")
-    }
-    /// The total cost of the entries the cache holds.
-    fn used(&self) -> u64 {
-        not_implemented("used")
-    }
-
-    // Gate 4: statistics.
-
-    /// The counters `(hits, misses, evictions, expirations)`.
-    fn stats(&self) -> (u64, u64, u64, u64) {
-        not_implemented("stats")
-    }
-    /// Hits divided by reads (hits plus misses); 0.0 before the first read.
-    fn hit_rate(&self) -> f64 {
-        not_implemented("hit_rate")
-    }
-
-    // Gate 5: single-flight loads.
-
-    /// Reads `key` through the cache: its value on a hit; on a miss, whether
-    /// the caller must load it or waits for the load in flight.
-    fn fetch(&mut self, key: String) -> Result<i64, CacheError> {
-        not_implemented("fetch")
-    }
-    /// Settles the load in flight for `key` with `value` and an optional time
-    /// to live; returns how many callers waited on it.
-    fn load_done(&mut self, key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError> {
-        not_implemented("load_done")
-    }
-    /// Settles the load in flight for `key` as failed; returns how many
-    /// callers waited on it.
-    fn load_failed(&mut self, key: String) -> Result<u64, CacheError> {
-        not_implemented("load_failed")
-    }
-    /// The number of loads started so far.
-    fn backend_calls(&self) -> u64 {
-        not_implemented("backend_calls")
-    }
-
-    // Gate 6: negative caching.
-
-    /// Settles the load in flight for `key`: the backend has no value for it,
-    /// which the cache remembers for `ttl_ms` milliseconds; returns how many
-    /// callers waited on it.
-    fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError> {
-        not_implemented("load_missing")
-    }
-    /// Sets the most negative entries the cache may hold; returns the keys
-    /// evicted to meet it, least recently used first.
-    fn set_negative_limit(&mut self, limit: usize) -> Vec<String> {
-        not_implemented("set_negative_limit")
-    }
-}
-
-/// The concurrent gate: one cache shared by many threads. Its methods take
-/// `&self` and are called on one instance from several threads at once, so
-/// the type must be `Send + Sync` (the compiler says so at your `impl` if it
-/// is not): a `Mutex` around the state the `&mut self` methods change, or an
-/// `RwLock`. They act on the same cache as [`LruCache`]'s methods, which is
-/// still created by [`LruCache::new`].
-#[allow(unused_variables)]
-pub trait SharedLruCache: Send + Sync {
-    /// `put`'s rules, through `&self`: stores `value` under `key` as the most
-    /// recently used entry; returns the key evicted to make room, if any.
-    fn shared_put(&self, key: String, value: i64) -> Option<String> {
-        not_implemented("shared_put")
-    }
-    /// `get`'s rules, through `&self`: the value of `key`, if held; a hit
-    /// makes `key` the most recently used entry.
-    fn shared_get(&self, key: String) -> Option<i64> {
-        not_implemented("shared_get")
-    }
-    /// `remove`'s rules, through `&self`: removes `key`; returns its value,
-    /// if it was held.
-    fn shared_remove(&self, key: String) -> Option<i64> {
-        not_implemented("shared_remove")
-    }
-    /// `len`'s rule, through `&self`: the number of entries held.
-    fn shared_len(&self) -> usize {
-        not_implemented("shared_len")
-    }
-}
-
 crate::contract! {
     problem = "lru_cache";
-    trait = LruCache;
     errors = CacheError;
-    new(capacity: usize);
-    fn put(key: String, value: i64) -> Option<String>;
-    fn get(key: String) -> Option<i64>;
-    fn remove(key: String) -> Option<i64>;
-    fn len() -> usize;
-    fn keys() -> Vec<String>;
-    fn advance(ms: u64) -> u64;
-    fn put_ttl(key: String, value: i64, ttl_ms: u64) -> Option<String>;
-    fn sweep(max_checks: usize) -> usize;
-    fn put_sized(key: String, value: i64, cost: u64, ttl_ms: Option<u64>) -> Result<Vec<String>, CacheError>;
-    fn used() -> u64;
-    fn stats() -> (u64, u64, u64, u64);
-    fn hit_rate() -> f64;
-    fn fetch(key: String) -> Result<i64, CacheError>;
-    fn load_done(key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError>;
-    fn load_failed(key: String) -> Result<u64, CacheError>;
-    fn backend_calls() -> u64;
-    fn load_missing(key: String, ttl_ms: u64) -> Result<u64, CacheError>;
-    fn set_negative_limit(limit: usize) -> Vec<String>;
-    shared trait = SharedLruCache;
-    fn shared_put(key: String, value: i64) -> Option<String>;
-    fn shared_get(key: String) -> Option<i64>;
-    fn shared_remove(key: String) -> Option<i64>;
-    fn shared_len() -> usize;
+
+    /// The cache. Read each gate's statement for the exact rules.
+    // `len` is an operation of the problem, judged like the others; an
+    // `is_empty` would be one more for every candidate to write.
+    #[allow(clippy::len_without_is_empty)]
+    pub trait LruCache {
+        /// An empty cache with the given `capacity` (at least 1).
+        fn new(capacity: usize) -> Self;
+
+        // Gate 1: get and put with least-recently-used eviction.
+
+        /// Inserts or replaces `key`, making it the most recently used entry;
+        /// returns the key evicted to make room, if any.
+        fn put(&mut self, key: String, value: i64) -> Option<String>;
+        /// The value of `key`, if the cache holds it; a hit makes `key` the most
+        /// recently used entry.
+        fn get(&mut self, key: String) -> Option<i64>;
+        /// Removes `key`; returns the value it held, if any.
+        fn remove(&mut self, key: String) -> Option<i64>;
+        /// The number of entries the cache holds.
+        fn len(&self) -> usize;
+        /// Every key the cache holds, most recently used first.
+        fn keys(&self) -> Vec<String>;
+
+        // Gate 2: per-entry time to live.
+
+        /// Moves the cache's clock forward by `ms` milliseconds; returns the new
+        /// time.
+        fn advance(&mut self, ms: u64) -> u64;
+        /// Like `put`, but the entry expires `ttl_ms` milliseconds from now.
+        fn put_ttl(&mut self, key: String, value: i64, ttl_ms: u64) -> Option<String>;
+        /// Examines at most `max_checks` entries from the least recently used
+        /// end and removes the expired ones; returns how many it removed.
+        fn sweep(&mut self, max_checks: usize) -> usize;
+
+        // Gate 3: a cost budget.
+
+        /// Inserts or replaces `key` with a caller-supplied `cost` and an
+        /// optional time to live; returns the keys evicted to make room, least
+        /// recently used first.
+        fn put_sized(
+            &mut self,
+            key: String,
+            value: i64,
+            cost: u64,
+            ttl_ms: Option<u64>,
+        ) -> Result<Vec<String>, CacheError>;
+        /// The total cost of the entries the cache holds.
+        fn used(&self) -> u64;
+
+        // Gate 4: statistics.
+
+        /// The counters `(hits, misses, evictions, expirations)`.
+        fn stats(&self) -> (u64, u64, u64, u64);
+        /// Hits divided by reads (hits plus misses); 0.0 before the first read.
+        fn hit_rate(&self) -> f64;
+
+        // Gate 5: single-flight loads.
+
+        /// Reads `key` through the cache: its value on a hit; on a miss, whether
+        /// the caller must load it or waits for the load in flight.
+        fn fetch(&mut self, key: String) -> Result<i64, CacheError>;
+        /// Settles the load in flight for `key` with `value` and an optional time
+        /// to live; returns how many callers waited on it.
+        fn load_done(&mut self, key: String, value: i64, ttl_ms: Option<u64>) -> Result<u64, CacheError>;
+        /// Settles the load in flight for `key` as failed; returns how many
+        /// callers waited on it.
+        fn load_failed(&mut self, key: String) -> Result<u64, CacheError>;
+        /// The number of loads started so far.
+        fn backend_calls(&self) -> u64;
+
+        // Gate 6: negative caching.
+
+        /// Settles the load in flight for `key`: the backend has no value for it,
+        /// which the cache remembers for `ttl_ms` milliseconds; returns how many
+        /// callers waited on it.
+        fn load_missing(&mut self, key: String, ttl_ms: u64) -> Result<u64, CacheError>;
+        /// Sets the most negative entries the cache may hold; returns the keys
+        /// evicted to meet it, least recently used first.
+        fn set_negative_limit(&mut self, limit: usize) -> Vec<String>;
+    }
+
+    /// The concurrent gate: one cache shared by many threads. Its methods take
+    /// `&self` and are called on one instance from several threads at once, so
+    /// the type must be `Send + Sync` (the compiler says so at your `impl` if it
+    /// is not): a `Mutex` around the state the `&mut self` methods change, or an
+    /// `RwLock`. They act on the same cache as [`LruCache`]'s methods, which is
+    /// still created by [`LruCache::new`].
+    pub trait SharedLruCache: Send + Sync {
+        /// `put`'s rules, through `&self`: stores `value` under `key` as the most
+        /// recently used entry; returns the key evicted to make room, if any.
+        fn shared_put(&self, key: String, value: i64) -> Option<String>;
+        /// `get`'s rules, through `&self`: the value of `key`, if held; a hit
+        /// makes `key` the most recently used entry.
+        fn shared_get(&self, key: String) -> Option<i64>;
+        /// `remove`'s rules, through `&self`: removes `key`; returns its value,
+        /// if it was held.
+        fn shared_remove(&self, key: String) -> Option<i64>;
+        /// `len`'s rule, through `&self`: the number of entries held.
+        fn shared_len(&self) -> usize;
+    }
 }

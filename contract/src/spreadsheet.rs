@@ -25,8 +25,6 @@
 
 use std::fmt;
 
-use crate::not_implemented;
-
 crate::error_kinds! {
     /// Why an operation was refused, or why a cell has no value.
     pub enum SheetError {
@@ -454,114 +452,85 @@ fn on_small_stack<R>(job: impl FnOnce() -> R) -> R {
     }
 }
 
-/// The sheet. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-pub trait Spreadsheet {
-    /// An empty sheet: every cell empty, no evaluations yet, the clock at 0.
-    fn new() -> Self
-    where
-        Self: Sized;
-
-    // Gate 1: values and formulas.
-
-    /// Stores `input` (empty, a number or `=formula`) in `cell`; afterwards
-    /// every cell's value is up to date.
-    fn set(&mut self, cell: String, input: String) -> Result<(), SheetError> {
-        not_implemented("set")
-    }
-    /// The value of `cell`: a number (an empty cell is 0), or
-    /// `Err(SheetError::Cycle)`.
-    fn get(&mut self, cell: String) -> Result<i64, SheetError> {
-        not_implemented("get")
-    }
-
-    // Gate 2: the cycle, named.
-
-    /// For a cell on a cycle, the shortest cycle through it, from the cell
-    /// back to itself, each cell reading the next; `None` otherwise.
-    fn cycle_path(&mut self, cell: String) -> Result<Option<Vec<String>>, SheetError> {
-        not_implemented("cycle_path")
-    }
-
-    // Gate 3: recompute only what changed, counted.
-
-    /// How many evaluations the sheet has performed since it was created.
-    fn evaluations(&mut self) -> u64 {
-        not_implemented("evaluations")
-    }
-
-    /// Helper for the tests; do not override. Runs on a thread with a
-    /// [`SMALL_STACK`]: for every row `r` from `first_row + 1` to `last_row`,
-    /// top to bottom, sets `{col}{r}` to `={col}{r-1}+1`, a chain hanging
-    /// below `{col}{first_row}`, which is left as it is. Stops at the first
-    /// error.
-    fn fill_chain(&mut self, col: String, first_row: u32, last_row: u32) -> Result<(), SheetError> {
-        on_small_stack(|| {
-            for row in first_row.saturating_add(1)..=last_row {
-                self.set(format!("{col}{row}"), format!("={col}{}+1", row - 1))?;
-            }
-            Ok(())
-        })
-    }
-
-    /// Helper for the tests; do not override. `set(cell, input)`, run on a
-    /// thread with a [`SMALL_STACK`].
-    fn set_small_stack(&mut self, cell: String, input: String) -> Result<(), SheetError> {
-        on_small_stack(|| self.set(cell, input))
-    }
-
-    /// Helper for the tests; do not override. The number of entries of
-    /// `cycle_path(cell)` (the cell counts twice), so that a long cycle is
-    /// not printed whole; run on a thread with a [`SMALL_STACK`].
-    fn cycle_len(&mut self, cell: String) -> Result<Option<usize>, SheetError> {
-        on_small_stack(|| self.cycle_path(cell).map(|path| path.map(|p| p.len())))
-    }
-
-    // Gate 4: volatile cells.
-
-    /// Moves the sheet's clock to `now_ms` and recomputes every cell whose
-    /// formula calls `NOW()` and every cell that depends on one.
-    fn recalc(&mut self, now_ms: i64) {
-        not_implemented("recalc")
-    }
-
-    // Gate 5: recalculation in waves.
-
-    /// The recomputation an edit of `cell` would set off, as waves of cells
-    /// that could be computed at the same time: `[[cell], ...]`, each cell
-    /// one wave after the latest wave among the cells it reads; cells
-    /// without a value are in no wave, and a `cell` without a value gives
-    /// `[]`. Changes nothing.
-    fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError> {
-        not_implemented("waves")
-    }
-
-    // Gate 6: early cutoff.
-
-    /// Turns early cutoff on or off (off on a new sheet). While it is on, a
-    /// `set` evaluates a dependent only when a cell it reads changed value
-    /// in that same `set`; values stay exactly as without it. Evaluates
-    /// nothing itself.
-    fn early_cutoff(&mut self, on: bool) {
-        not_implemented("early_cutoff")
-    }
-}
-
 crate::contract! {
     problem = "spreadsheet";
-    trait = Spreadsheet;
     errors = SheetError;
-    new();
-    fn set(cell: String, input: String) -> Result<(), SheetError>;
-    fn get(cell: String) -> Result<i64, SheetError>;
-    fn cycle_path(cell: String) -> Result<Option<Vec<String>>, SheetError>;
-    fn evaluations() -> u64;
-    fn fill_chain(col: String, first_row: u32, last_row: u32) -> Result<(), SheetError>;
-    fn set_small_stack(cell: String, input: String) -> Result<(), SheetError>;
-    fn cycle_len(cell: String) -> Result<Option<usize>, SheetError>;
-    fn recalc(now_ms: i64) -> ();
-    fn waves(cell: String) -> Result<Vec<Vec<String>>, SheetError>;
-    fn early_cutoff(on: bool) -> ();
+
+    /// The sheet. Read each gate's statement for the exact rules.
+    pub trait Spreadsheet {
+        /// An empty sheet: every cell empty, no evaluations yet, the clock at 0.
+        fn new() -> Self;
+
+        // Gate 1: values and formulas.
+
+        /// Stores `input` (empty, a number or `=formula`) in `cell`; afterwards
+        /// every cell's value is up to date.
+        fn set(&mut self, cell: String, input: String) -> Result<(), SheetError>;
+        /// The value of `cell`: a number (an empty cell is 0), or
+        /// `Err(SheetError::Cycle)`.
+        fn get(&mut self, cell: String) -> Result<i64, SheetError>;
+
+        // Gate 2: the cycle, named.
+
+        /// For a cell on a cycle, the shortest cycle through it, from the cell
+        /// back to itself, each cell reading the next; `None` otherwise.
+        fn cycle_path(&mut self, cell: String) -> Result<Option<Vec<String>>, SheetError>;
+
+        // Gate 3: recompute only what changed, counted.
+
+        /// How many evaluations the sheet has performed since it was created.
+        fn evaluations(&mut self) -> u64;
+
+        /// Helper for the tests; do not override. Runs on a thread with a
+        /// [`SMALL_STACK`]: for every row `r` from `first_row + 1` to `last_row`,
+        /// top to bottom, sets `{col}{r}` to `={col}{r-1}+1`, a chain hanging
+        /// below `{col}{first_row}`, which is left as it is. Stops at the first
+        /// error.
+        fn fill_chain(&mut self, col: String, first_row: u32, last_row: u32) -> Result<(), SheetError> {
+            on_small_stack(|| {
+                for row in first_row.saturating_add(1)..=last_row {
+                    self.set(format!("{col}{row}"), format!("={col}{}+1", row - 1))?;
+                }
+                Ok(())
+            })
+        }
+
+        /// Helper for the tests; do not override. `set(cell, input)`, run on a
+        /// thread with a [`SMALL_STACK`].
+        fn set_small_stack(&mut self, cell: String, input: String) -> Result<(), SheetError> {
+            on_small_stack(|| self.set(cell, input))
+        }
+
+        /// Helper for the tests; do not override. The number of entries of
+        /// `cycle_path(cell)` (the cell counts twice), so that a long cycle is
+        /// not printed whole; run on a thread with a [`SMALL_STACK`].
+        fn cycle_len(&mut self, cell: String) -> Result<Option<usize>, SheetError> {
+            on_small_stack(|| self.cycle_path(cell).map(|path| path.map(|p| p.len())))
+        }
+
+        // Gate 4: volatile cells.
+
+        /// Moves the sheet's clock to `now_ms` and recomputes every cell whose
+        /// formula calls `NOW()` and every cell that depends on one.
+        fn recalc(&mut self, now_ms: i64);
+
+        // Gate 5: recalculation in waves.
+
+        /// The recomputation an edit of `cell` would set off, as waves of cells
+        /// that could be computed at the same time: `[[cell], ...]`, each cell
+        /// one wave after the latest wave among the cells it reads; cells
+        /// without a value are in no wave, and a `cell` without a value gives
+        /// `[]`. Changes nothing.
+        fn waves(&mut self, cell: String) -> Result<Vec<Vec<String>>, SheetError>;
+
+        // Gate 6: early cutoff.
+
+        /// Turns early cutoff on or off (off on a new sheet). While it is on, a
+        /// `set` evaluates a dependent only when a cell it reads changed value
+        /// in that same `set`; values stay exactly as without it. Evaluates
+        /// nothing itself.
+        fn early_cutoff(&mut self, on: bool);
+    }
 }
 
 #[cfg(test)]

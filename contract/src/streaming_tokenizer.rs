@@ -264,25 +264,28 @@ pub mod driver {
         out
     }
 
-    /// The operations on the wire.
-    pub trait Driver {
-        fn new() -> Self
-        where
-            Self: Sized;
-        fn feed(&mut self, text: String) -> Result<Vec<Shown>, Refusal>;
-        fn feed_split(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Shown>, Refusal>;
-        fn close(&mut self) -> Result<Vec<Shown>, Refusal>;
-        fn restart(&mut self);
-        fn every_split(&mut self, text: String) -> Vec<String>;
-        fn set_limit(&mut self, max_token_bytes: usize);
-        fn buffered(&mut self) -> usize;
-        fn feed_repeat(&mut self, text: String, times: usize, chunk_bytes: usize) -> Result<Vec<Shown>, Refusal>;
-        fn feed_at(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
-        fn close_at(&mut self) -> Result<Vec<Placed>, Refusal>;
-        fn set_recovery(&mut self, on: bool);
-        fn set_max_depth(&mut self, max_depth: usize);
-        fn depth(&mut self) -> usize;
-        fn set_truncate(&mut self, on: bool);
+    crate::contract! {
+        problem = "streaming_tokenizer";
+        errors = Refusal;
+
+        /// The operations on the wire.
+        pub trait Driver {
+            fn new() -> Self;
+            fn feed(&mut self, text: String) -> Result<Vec<Shown>, Refusal>;
+            fn feed_split(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Shown>, Refusal>;
+            fn close(&mut self) -> Result<Vec<Shown>, Refusal>;
+            fn restart(&mut self);
+            fn every_split(&mut self, text: String) -> Vec<String>;
+            fn set_limit(&mut self, max_token_bytes: usize);
+            fn buffered(&mut self) -> usize;
+            fn feed_repeat(&mut self, text: String, times: usize, chunk_bytes: usize) -> Result<Vec<Shown>, Refusal>;
+            fn feed_at(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
+            fn close_at(&mut self) -> Result<Vec<Placed>, Refusal>;
+            fn set_recovery(&mut self, on: bool);
+            fn set_max_depth(&mut self, max_depth: usize);
+            fn depth(&mut self) -> usize;
+            fn set_truncate(&mut self, on: bool);
+        }
     }
 
     impl<T: StreamingTokenizer> Driver for T {
@@ -375,27 +378,6 @@ pub mod driver {
         fn set_truncate(&mut self, on: bool) {
             StreamingTokenizer::set_truncate(self, on)
         }
-    }
-
-    crate::contract! {
-        problem = "streaming_tokenizer";
-        trait = Driver;
-        errors = Refusal;
-        new();
-        fn feed(text: String) -> Result<Vec<Shown>, Refusal>;
-        fn feed_split(text: String, cuts: Vec<usize>) -> Result<Vec<Shown>, Refusal>;
-        fn close() -> Result<Vec<Shown>, Refusal>;
-        fn restart() -> ();
-        fn every_split(text: String) -> Vec<String>;
-        fn set_limit(max_token_bytes: usize) -> ();
-        fn buffered() -> usize;
-        fn feed_repeat(text: String, times: usize, chunk_bytes: usize) -> Result<Vec<Shown>, Refusal>;
-        fn feed_at(text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
-        fn close_at() -> Result<Vec<Placed>, Refusal>;
-        fn set_recovery(on: bool) -> ();
-        fn set_max_depth(max_depth: usize) -> ();
-        fn depth() -> usize;
-        fn set_truncate(on: bool) -> ();
     }
 
     #[cfg(test)]

@@ -12,8 +12,6 @@
 //! Methods of later gates have default bodies, so a solution compiles before
 //! it implements them; calling one is judged `not_implemented`.
 
-use crate::not_implemented;
-
 crate::error_kinds! {
     /// Why an operation was refused.
     pub enum KvError {
@@ -32,127 +30,68 @@ crate::error_kinds! {
     }
 }
 
-/// The store. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-pub trait VersionedKv {
-    /// An empty store at version 0.
-    fn new() -> Self
-    where
-        Self: Sized;
-
-    // Gate 1: store and read.
-
-    /// Writes `value` under `key`; returns the store's new version.
-    fn put(&mut self, key: String, value: i64) -> u64 {
-        not_implemented("put")
-    }
-    /// The current value of `key`, if it has one.
-    fn get(&self, key: String) -> Option<i64> {
-        not_implemented("get")
-    }
-    /// The store's current version (0 before any write).
-    fn version(&self) -> u64 {
-        not_implemented("version")
-    }
-
-    // Gate 2: point-in-time reads and deletes.
-
-    /// The value `key` had as of `version`.
-    fn get_at(&self, key: String, version: u64) -> Option<i64> {
-        not_implemented("get_at")
-    }
-    /// Deletes `key`; returns the store's new version.
-    fn delete(&mut self, key: String) -> u64 {
-        not_implemented("delete")
-    }
-    /// The keys that had a value as of `version`, sorted.
-    fn keys_at(&self, version: u64) -> Vec<String> {
-        not_implemented("keys_at")
-    }
-
-    // Gate 3: snapshots and compaction.
-
-    /// Pins the current version; returns the snapshot's id.
-    fn snapshot(&mut self) -> u64 {
-        not_implemented("snapshot")
-    }
-    /// The value `key` had at the snapshot's version.
-    fn snapshot_get(&self, snapshot: u64, key: String) -> Result<Option<i64>, KvError> {
-        not_implemented("snapshot_get")
-    }
-    /// Releases a snapshot; true if it was live.
-    fn release(&mut self, snapshot: u64) -> bool {
-        not_implemented("release")
-    }
-    /// Drops entries no reader can see; returns how many were dropped.
-    fn compact(&mut self) -> usize {
-        not_implemented("compact")
-    }
-
-    // Gate 4: optimistic transactions.
-
-    /// Starts a transaction; returns its id.
-    fn begin(&mut self) -> u64 {
-        not_implemented("begin")
-    }
-    /// Reads `key` inside a transaction.
-    fn txn_get(&mut self, txn: u64, key: String) -> Result<Option<i64>, KvError> {
-        not_implemented("txn_get")
-    }
-    /// Buffers a write inside a transaction.
-    fn txn_put(&mut self, txn: u64, key: String, value: i64) -> Result<(), KvError> {
-        not_implemented("txn_put")
-    }
-    /// Buffers a delete inside a transaction.
-    fn txn_delete(&mut self, txn: u64, key: String) -> Result<(), KvError> {
-        not_implemented("txn_delete")
-    }
-    /// Validates and applies a transaction; returns the version it wrote at.
-    fn commit(&mut self, txn: u64) -> Result<u64, KvError> {
-        not_implemented("commit")
-    }
-    /// Abandons a transaction without writing anything.
-    fn abort(&mut self, txn: u64) -> Result<(), KvError> {
-        not_implemented("abort")
-    }
-
-    // Gate 5: a change feed.
-
-    /// The keys written after version `from` and up to version `to`, sorted.
-    fn changes(&self, from: u64, to: u64) -> Vec<String> {
-        not_implemented("changes")
-    }
-
-    // Gate 6: snapshot expiry.
-
-    /// Sets how many versions a snapshot may fall behind; returns how many
-    /// snapshots this expired.
-    fn set_snapshot_limit(&mut self, limit: u64) -> usize {
-        not_implemented("set_snapshot_limit")
-    }
-}
-
 crate::contract! {
     problem = "versioned_kv";
-    trait = VersionedKv;
     errors = KvError;
-    new();
-    fn put(key: String, value: i64) -> u64;
-    fn get(key: String) -> Option<i64>;
-    fn version() -> u64;
-    fn get_at(key: String, version: u64) -> Option<i64>;
-    fn delete(key: String) -> u64;
-    fn keys_at(version: u64) -> Vec<String>;
-    fn snapshot() -> u64;
-    fn snapshot_get(snapshot: u64, key: String) -> Result<Option<i64>, KvError>;
-    fn release(snapshot: u64) -> bool;
-    fn compact() -> usize;
-    fn begin() -> u64;
-    fn txn_get(txn: u64, key: String) -> Result<Option<i64>, KvError>;
-    fn txn_put(txn: u64, key: String, value: i64) -> Result<(), KvError>;
-    fn txn_delete(txn: u64, key: String) -> Result<(), KvError>;
-    fn commit(txn: u64) -> Result<u64, KvError>;
-    fn abort(txn: u64) -> Result<(), KvError>;
-    fn changes(from: u64, to: u64) -> Vec<String>;
-    fn set_snapshot_limit(limit: u64) -> usize;
+
+    /// The store. Read each gate's statement for the exact rules.
+    pub trait VersionedKv {
+        /// An empty store at version 0.
+        fn new() -> Self;
+
+        // Gate 1: store and read.
+
+        /// Writes `value` under `key`; returns the store's new version.
+        fn put(&mut self, key: String, value: i64) -> u64;
+        /// The current value of `key`, if it has one.
+        fn get(&self, key: String) -> Option<i64>;
+        /// The store's current version (0 before any write).
+        fn version(&self) -> u64;
+
+        // Gate 2: point-in-time reads and deletes.
+
+        /// The value `key` had as of `version`.
+        fn get_at(&self, key: String, version: u64) -> Option<i64>;
+        /// Deletes `key`; returns the store's new version.
+        fn delete(&mut self, key: String) -> u64;
+        /// The keys that had a value as of `version`, sorted.
+        fn keys_at(&self, version: u64) -> Vec<String>;
+
+        // Gate 3: snapshots and compaction.
+
+        /// Pins the current version; returns the snapshot's id.
+        fn snapshot(&mut self) -> u64;
+        /// The value `key` had at the snapshot's version.
+        fn snapshot_get(&self, snapshot: u64, key: String) -> Result<Option<i64>, KvError>;
+        /// Releases a snapshot; true if it was live.
+        fn release(&mut self, snapshot: u64) -> bool;
+        /// Drops entries no reader can see; returns how many were dropped.
+        fn compact(&mut self) -> usize;
+
+        // Gate 4: optimistic transactions.
+
+        /// Starts a transaction; returns its id.
+        fn begin(&mut self) -> u64;
+        /// Reads `key` inside a transaction.
+        fn txn_get(&mut self, txn: u64, key: String) -> Result<Option<i64>, KvError>;
+        /// Buffers a write inside a transaction.
+        fn txn_put(&mut self, txn: u64, key: String, value: i64) -> Result<(), KvError>;
+        /// Buffers a delete inside a transaction.
+        fn txn_delete(&mut self, txn: u64, key: String) -> Result<(), KvError>;
+        /// Validates and applies a transaction; returns the version it wrote at.
+        fn commit(&mut self, txn: u64) -> Result<u64, KvError>;
+        /// Abandons a transaction without writing anything.
+        fn abort(&mut self, txn: u64) -> Result<(), KvError>;
+
+        // Gate 5: a change feed.
+
+        /// The keys written after version `from` and up to version `to`, sorted.
+        fn changes(&self, from: u64, to: u64) -> Vec<String>;
+
+        // Gate 6: snapshot expiry.
+
+        /// Sets how many versions a snapshot may fall behind; returns how many
+        /// snapshots this expired.
+        fn set_snapshot_limit(&mut self, limit: u64) -> usize;
+    }
 }

@@ -25,33 +25,23 @@ fn contract_module(id: &str, title: &str) -> String {
         r#"//! `{id}`: {title}.
 //!
 //! Written by `harness new`: rename and extend the operations, keeping this
-//! trait, the `contract!` list below and `[ops]` in
-//! problems/{id}/problem.toml in step (the handshake refuses a mismatch).
-
-use crate::not_implemented;
-
-/// The component. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-pub trait {t} {{
-    /// A new, empty instance.
-    fn new() -> Self
-    where
-        Self: Sized;
-
-    // Gate 1.
-
-    /// Adds `n` to the running total; returns the new total.
-    fn add(&mut self, n: i64) -> i64 {{
-        not_implemented("add")
-    }}
-}}
+//! trait and `[ops]` in problems/{id}/problem.toml in step (the handshake
+//! refuses a mismatch).
 
 crate::contract! {{
     problem = "{id}";
-    trait = {t};
     errors = crate::NoError;
-    new();
-    fn add(n: i64) -> i64;
+
+    /// The component. Read each gate's statement for the exact rules.
+    pub trait {t} {{
+        /// A new, empty instance.
+        fn new() -> Self;
+
+        // Gate 1.
+
+        /// Adds `n` to the running total; returns the new total.
+        fn add(&mut self, n: i64) -> i64;
+    }}
 }}
 "#
     )

@@ -292,13 +292,10 @@ fn a_solution_built_against_another_contract_is_refused_with_the_difference() {
         crate_dir.join("src/lib.rs"),
         r#"
 pub mod old {
-    pub trait Kv { fn new() -> Self where Self: Sized; fn put(&mut self, key: String) -> u64; }
     harness_contract::contract! {
         problem = "versioned_kv";
-        trait = Kv;
         errors = harness_contract::NoError;
-        new();
-        fn put(key: String) -> u64;
+        pub trait Kv { fn new() -> Self; fn put(&mut self, key: String) -> u64; }
     }
 }
 pub struct S;
