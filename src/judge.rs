@@ -16,5 +16,6 @@ pub mod sandbox;
 pub mod scale;
 pub mod suite;
 pub mod threads;
+pub mod transcript;
 pub mod verdict;
 pub mod worker;

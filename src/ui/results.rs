@@ -1,53 +1,15 @@
 //! Rendering an [`Evaluation`] for people: `check`'s text, optionally
-//! coloured, and the transcript diffs the TUI shares. (`--json` is
-//! `session::check_report`.)
+//! coloured. (`--json` is `session::check_report`; a failing case's
+//! transcripts and their diff are `judge::transcript`.)
 
 use std::fmt::Write as _;
 
 use crate::base::diag::strip_ansi;
-use crate::base::diff;
 use crate::judge::evaluate::Evaluation;
 use crate::judge::scale;
 use crate::judge::suite::{Case, CaseKind, CaseResult, SHRUNK_PER_GATE};
+use crate::judge::transcript;
 use crate::problem::model::Problem;
-
-/// The two transcripts of a failing case, up to the failing operation:
-/// expected and actual, one `op(args) -> result` line per operation.
-pub fn transcripts(result: &CaseResult) -> (Vec<String>, Vec<String>) {
-    let last = result.failed_at.unwrap_or(result.steps.len().saturating_sub(1));
-    let expected: Vec<String> = result.steps.iter().take(last + 1).map(|s| s.to_string()).collect();
-    let mut actual: Vec<String> =
-        result.steps.iter().zip(&result.actual).take(last + 1).map(|(s, v)| format!("{} -> {v}", s.call)).collect();
-    if actual.len() <= last
-        && let Some(step) = result.steps.get(last)
-    {
-        actual.push(format!("{} -> <{}>", step.call, result.verdict));
-    }
-    (expected, actual)
-}
-
-/// Transcripts up to this many operations are shown whole.
-pub const WHOLE_UP_TO: usize = 40;
-
-/// A unified line diff of the transcripts: `  ` same, `- ` expected only,
-/// `+ ` actual only. A shrunk case, or any short one, is shown whole: the
-/// operation that set up the failure may be far from where it shows. Only
-/// the long runs of equal lines of a long, unshrunk case are folded.
-pub fn transcript_diff(result: &CaseResult) -> Vec<(char, String)> {
-    let (expected, actual) = transcripts(result);
-    let whole = result.shrunk_from.is_some() || expected.len() <= WHOLE_UP_TO;
-    let context = if whole { expected.len().max(actual.len()) + 1 } else { 3 };
-    let expected = expected.join("\n") + "\n";
-    let actual = actual.join("\n") + "\n";
-    let mut lines = Vec::new();
-    for hunk in diff::lines(&expected, &actual, diff::Context::Lines(context)) {
-        if !lines.is_empty() {
-            lines.push((' ', "…".to_string()));
-        }
-        lines.extend(hunk.lines.into_iter().map(|l| (l.change.sign(), l.text)));
-    }
-    lines
-}
 
 struct Paint {
     on: bool,
@@ -148,7 +110,7 @@ fn failure_text(out: &mut String, p: &Paint, case: &Case, r: &CaseResult) {
         }
         _ => {}
     }
-    for (sign, line) in transcript_diff(r) {
+    for (sign, line) in transcript::diff(r) {
         let line = format!("{sign} {line}");
         let painted = match sign {
             '-' => p.c("31", &line),

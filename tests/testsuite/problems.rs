@@ -136,3 +136,38 @@ fn a_later_check_of_the_same_library_measures_its_cost_afresh_and_in_full() {
     assert_eq!(again.points.len(), sizes, "measured in full, every size: {}", again.message);
     assert!(again.points.iter().all(|p| p.yours.is_some()), "{}", again.message);
 }
+
+#[test]
+fn every_problems_ops_table_matches_its_contract_module() {
+    // The harness reads a problem's operations from `[ops]`, a solution
+    // from the contract's `contract!` declaration; a library built against
+    // another declaration is refused at its handshake. This finds the
+    // disagreement in a second, before anything is built.
+    type SchemaOf = fn() -> harness_contract::Schema;
+    let modules: [(&str, SchemaOf); 10] = [
+        ("bounded_pipeline", harness_contract::bounded_pipeline::schema),
+        ("dedupe", harness_contract::dedupe::schema),
+        ("lru_cache", harness_contract::lru_cache::schema),
+        ("rate_limiter", harness_contract::rate_limiter::schema),
+        ("scheduler", harness_contract::scheduler::schema),
+        ("spreadsheet", harness_contract::spreadsheet::schema),
+        ("streaming_tokenizer", harness_contract::streaming_tokenizer::schema),
+        ("token_stream_differ", harness_contract::token_stream_differ::schema),
+        ("versioned_kv", harness_contract::versioned_kv::schema),
+        ("wal", harness_contract::wal::schema),
+    ];
+    let shipped: std::collections::BTreeSet<String> = std::fs::read_dir(root().join("problems"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("problem.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let listed: std::collections::BTreeSet<String> = modules.iter().map(|(id, _)| id.to_string()).collect();
+    assert_eq!(shipped, listed, "every shipped problem is listed here, and only those");
+    for (id, schema) in modules {
+        let problem = harness::problem::model::Problem::load(&root().join("problems"), id).unwrap();
+        let declared = problem.signature.schema().canonical_text();
+        let contract = schema().canonical_text();
+        assert_eq!(declared, contract, "{id}: problem.toml's [ops] and contract/src/{id}.rs disagree");
+    }
+}

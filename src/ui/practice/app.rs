@@ -660,7 +660,10 @@ pub fn summarize(eval: &Evaluation) -> RunSummary {
                 case: case.name.clone(),
                 verdict: r.verdict,
                 message: r.message.clone(),
-                diff: results::transcript_diff(r).into_iter().map(|(sign, line)| format!("{sign} {line}")).collect(),
+                diff: crate::judge::transcript::diff(r)
+                    .into_iter()
+                    .map(|(sign, line)| format!("{sign} {line}"))
+                    .collect(),
                 ops: match crate::session::check_report::ops_json(r) {
                     serde_json::Value::Array(ops) => ops,
                     _ => Vec::new(),

@@ -12,7 +12,6 @@ use crate::base::diff;
 use crate::base::fsio::clock;
 use crate::judge::suite::CaseResult;
 use crate::session::state::{Mode, Status};
-use crate::ui::results;
 use crate::ui::{ansi, markdown};
 
 pub const MIN_WIDTH: u16 = 60;
@@ -451,7 +450,7 @@ pub fn detail_lines(name: Option<&str>, r: &CaseResult) -> Vec<Line<'static>> {
     if name.is_some() {
         lines.push(Line::default());
     }
-    let (expected, actual) = results::transcripts(r);
+    let (expected, actual) = crate::judge::transcript::of(r);
     let (expected, actual) = (expected.join("\n") + "\n", actual.join("\n") + "\n");
     for line in diff::words(&expected, &actual, diff::Context::All).into_iter().flat_map(|h| h.lines) {
         let (sign, base) = match line.change {
