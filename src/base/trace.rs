@@ -3,7 +3,9 @@
 //! With `HARNESS_TRACE=<file>` in the environment, [`mark`] appends one line
 //! per phase boundary to that file: microseconds since the Unix epoch, a
 //! space, the phase's name (`watch`, `debounced`, `build-start`,
-//! `build-end`, `judge-start`, `cases`, `verdict-sent`, `drawn`, …). The
+//! `build-end`, `judge-start`, `cases`, `verdict-sent`, `drawn`, and
+//! `quick-start <check>:<n>` / `quick-end <check>:<n>` around each end of a
+//! scale check's quick pass, …). The
 //! benchmark `save_to_verdict` reads it to say where the time goes. Without
 //! the variable a mark costs one atomic load.
 

@@ -481,7 +481,14 @@ impl Judge {
                         }
                         let check = todo[i].1;
                         let at = std::time::Instant::now();
-                        match scale::quick_point(check, sig, reference, target, &self.curves, n) {
+                        if trace::enabled() {
+                            trace::mark(&format!("quick-start {i}:{n}"));
+                        }
+                        let point = scale::quick_point(check, sig, reference, target, &self.curves, n);
+                        if trace::enabled() {
+                            trace::mark(&format!("quick-end {i}:{n}"));
+                        }
+                        match point {
                             Ok(point) => {
                                 if let Ok(mut p) = points.lock() {
                                     p[i].spent += at.elapsed();
