@@ -108,6 +108,9 @@ pub struct MeasureArgs<'a> {
 pub fn main(args: MeasureArgs<'_>) -> i32 {
     // Confined as a case worker is (see `confine`); what is in force is
     // what `harness doctor` reports for workers.
+    if confine::detach().is_err() {
+        return confine::ORPHANED;
+    }
     let mut protections = Protections::default();
     if let Some(code) = confine::enter_pid_namespace_as_task(&mut protections) {
         return code;

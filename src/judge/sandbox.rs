@@ -276,7 +276,7 @@ fn worker_command(exe: &Path, spawn: &Spawn<'_>, scratch: &Path) -> Command {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    confine::before_exec(&mut cmd);
+    confine::name_parent(&mut cmd);
     cmd
 }
 
@@ -309,7 +309,7 @@ fn send_request(
 
 /// Starts a worker in a scratch folder of its own (its cwd, `TMPDIR`, its
 /// only writable place, removed afterwards), in a session of its own and
-/// confined by `confine::before_exec`; writes its request from a thread
+/// confined by itself (`confine::detach` first); writes its request from a thread
 /// (so a worker that writes before it has read everything never blocks on
 /// a full pipe); reads its stdout and stderr with caps; and kills its
 /// process group at the limit, on cancel, or once it has ended: nothing it
@@ -356,11 +356,16 @@ pub(crate) fn drive(exe: &Path, spawn: Spawn<'_>) -> Result<Ended> {
         } else if now >= started + limit {
             timed_out = true;
             kill();
+            // Before it leads its own group (`confine::detach`, its first
+            // step) the group kill misses it; it is not reaped yet, so its
+            // pid is still its own.
+            let _ = child.kill();
             status = Some(child.wait().context("cannot wait for a worker")?);
             continue;
         } else if spawn.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             cancelled = true;
             kill();
+            let _ = child.kill();
             status = Some(child.wait().context("cannot wait for a worker")?);
             continue;
         }

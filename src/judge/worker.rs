@@ -50,6 +50,9 @@ const OUTPUT_GRACE: Duration = Duration::from_millis(100);
 
 /// Runs the worker; returns the process exit code.
 pub fn main(args: WorkerArgs<'_>) -> i32 {
+    if confine::detach().is_err() {
+        return confine::ORPHANED;
+    }
     let mut protections = Protections::default();
     let role = confine::enter_pid_namespace(&mut protections);
     if let Role::Outer(pid) = role {

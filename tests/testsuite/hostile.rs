@@ -944,3 +944,26 @@ fn a_build_script_reaches_no_listener_once_its_dependencies_are_cached() {
     assert_eq!(report["sandbox"]["build_network"]["active"], true, "{}", report["sandbox"]["build_network"]);
     assert_none_left(Duration::from_secs(2));
 }
+
+#[test]
+fn a_worker_whose_harness_is_gone_ends_at_once_and_one_started_by_its_harness_runs() {
+    // A worker arms its own parent-death signal after exec; if the process
+    // that started it is no longer its parent by then, it must not run.
+    let run = |parent: &str| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["__measure", "/nonexistent/lib.so", "0", "1000000", "1000000", "1"])
+            .env("HARNESS_WORKER_PARENT", parent)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdin.take());
+        child.wait().unwrap().code()
+    };
+    // pid 1 is never this test's process: the worker's parent is gone.
+    let orphaned = Some(harness::judge::confine::ORPHANED);
+    assert_eq!(run("1"), orphaned, "a worker whose harness is gone stops before anything else");
+    let ours = std::process::id().to_string();
+    assert_ne!(run(&ours), orphaned, "started by its harness, it goes on (and fails later, on the missing library)");
+}
