@@ -307,6 +307,16 @@ fn send_request(
     })
 }
 
+/// Kills a worker that has not ended, with its process group, and waits for
+/// it. Before it leads its own group (`confine::detach`, its first step)
+/// the group kill misses it, so it is killed by pid too: it is not reaped
+/// yet, so the pid is still its own.
+fn stop(child: &mut std::process::Child, pid: rustix::process::Pid) -> Result<std::process::ExitStatus> {
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    let _ = child.kill();
+    child.wait().context("cannot wait for a worker")
+}
+
 /// Starts a worker in a scratch folder of its own (its cwd, `TMPDIR`, its
 /// only writable place, removed afterwards), in a session of its own and
 /// confined by itself (`confine::detach` first); writes its request from a thread
@@ -355,18 +365,11 @@ pub(crate) fn drive(exe: &Path, spawn: Spawn<'_>) -> Result<Ended> {
             }
         } else if now >= started + limit {
             timed_out = true;
-            kill();
-            // Before it leads its own group (`confine::detach`, its first
-            // step) the group kill misses it; it is not reaped yet, so its
-            // pid is still its own.
-            let _ = child.kill();
-            status = Some(child.wait().context("cannot wait for a worker")?);
+            status = Some(stop(&mut child, pid)?);
             continue;
         } else if spawn.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             cancelled = true;
-            kill();
-            let _ = child.kill();
-            status = Some(child.wait().context("cannot wait for a worker")?);
+            status = Some(stop(&mut child, pid)?);
             continue;
         }
         // Without a pidfd, or with a cancel flag, look again every
