@@ -208,12 +208,25 @@ pub fn enter_pid_namespace(p: &mut Protections) -> Role {
     } else {
         Protection::off("unshare(CLONE_NEWNS) failed: the scratch folder is on the real disk, unbounded")
     };
+    // The outer process holds this pipe's write end for as long as it
+    // lives, so the namespace's first process can tell whether it died
+    // before the death signal below was armed (its `getppid` is 0 inside
+    // the namespace, so it cannot ask that).
+    let alive = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok();
     // SAFETY: single-threaded, so the child may run any code after fork.
     match unsafe { libc::fork() } {
         0 => {
             // The namespace dies with this process; this process dies with
             // the outer one, and the outer one with the harness.
             let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+            if let Some((read, write)) = alive {
+                drop(write);
+                if outer_is_gone(&read) {
+                    // SAFETY: _exit ends this process at once, as a child
+                    // of fork should.
+                    unsafe { libc::_exit(ORPHANED) };
+                }
+            }
             p.pid_namespace =
                 Protection::on("the worker is pid 1 of its own PID namespace: every process it starts dies with it");
             p.processes = Protection::off(match cap_tasks() {
@@ -227,8 +240,23 @@ pub fn enter_pid_namespace(p: &mut Protections) -> Role {
             p.pid_namespace = Protection::off(format!("fork into the namespace failed: {e}"));
             Role::Alone
         }
-        pid => Role::Outer(pid),
+        pid => {
+            // Held, never written, until this process ends.
+            if let Some((_, write)) = alive {
+                std::mem::forget(write);
+            }
+            Role::Outer(pid)
+        }
     }
+}
+
+/// Whether the write end of the pipe `read` belongs to is closed: with
+/// every writer gone, a read end polls readable (end of file) at once.
+fn outer_is_gone(read: &rustix::fd::OwnedFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(read, PollFlags::IN)];
+    let now = Timespec { tv_sec: 0, tv_nsec: 0 };
+    poll(&mut fds, Some(&now)).is_ok_and(|n| n > 0)
 }
 
 /// Size of the scratch tmpfs: what candidate code may write, in all.
@@ -898,4 +926,17 @@ pub fn settle_scratch(fresh: Option<ScratchUse>) -> bool {
         };
     }
     now.full()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outer_is_gone_once_every_write_end_is_closed() {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+        assert!(!outer_is_gone(&read), "a writer still holds the pipe");
+        drop(write);
+        assert!(outer_is_gone(&read), "no writer is left");
+    }
 }
