@@ -355,32 +355,12 @@ fn a_tui_killed_with_sigkill_leaves_nothing_running_and_resumes() {
     first.child.kill().unwrap();
     first.child.wait().unwrap();
     assert_none_left(Duration::from_secs(2));
-    // No worker of that harness either: they ran in its scratch folders.
-    let workers: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"__worker")))
-        .filter_map(|e| std::fs::read_link(e.path().join("cwd")).ok())
-        .filter(|cwd| {
-            cwd.to_string_lossy().contains(&format!("harness-scratch-{}-", first.child.process_id().unwrap_or(0)))
-        })
-        .map(|cwd| cwd.display().to_string())
-        .collect();
+    // No worker of that harness either (case or measuring worker): they
+    // ran in its scratch folders.
+    let workers = workers_of(first.child.process_id().unwrap_or(0));
     assert!(workers.is_empty(), "workers left: {workers:?}");
 
-    std::fs::write(&lib, starter).unwrap();
-    let mut second = common::Pty::start(dir, "versioned_kv", 24, 80);
-    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
-    second.wait_for("not_implemented", Duration::from_secs(60));
-    let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
-            .unwrap();
-    let kinds: Vec<&str> = state["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"resumed"), "{kinds:?}");
-    second.writer.write_all(b"qy").unwrap();
-    second.writer.flush().unwrap();
-    second.wait_exit(Duration::from_secs(20));
-    assert_none_left(Duration::from_secs(2));
+    resumes(dir, &lib, &starter);
 }
 
 /// Turns the project's `escape` solution into a package of its own named
@@ -597,6 +577,25 @@ fn wait_for_marker(tui: &common::Pty) {
 }
 
 /// The workers still running in the scratch folders of harness `pid`.
+/// A new session on the same solution, with `starter` put back in `lib`:
+/// it resumes the one the harness left (its state says so) and quits
+/// cleanly, leaving nothing running.
+fn resumes(dir: &std::path::Path, lib: &std::path::Path, starter: &str) {
+    std::fs::write(lib, starter).unwrap();
+    let mut second = common::Pty::start(dir, "versioned_kv", 24, 80);
+    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
+    second.wait_for("not_implemented", Duration::from_secs(60));
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<&str> = state["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"resumed"), "{kinds:?}");
+    second.writer.write_all(b"qy").unwrap();
+    second.writer.flush().unwrap();
+    second.wait_exit(Duration::from_secs(20));
+    assert_none_left(Duration::from_secs(2));
+}
+
 fn workers_of(pid: u32) -> Vec<String> {
     std::fs::read_dir("/proc")
         .unwrap()
@@ -656,19 +655,7 @@ fn a_tui_that_loses_its_terminal_during_a_run_leaves_nothing_running_and_resumes
     let workers = workers_of(pid);
     assert!(workers.is_empty(), "workers left: {workers:?}");
 
-    std::fs::write(&lib, starter).unwrap();
-    let mut second = common::Pty::start(dir, "versioned_kv", 24, 80);
-    second.wait_for("Gate 1: Store and read", Duration::from_secs(60));
-    second.wait_for("not_implemented", Duration::from_secs(60));
-    let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("reports/sessions/versioned_kv.json")).unwrap())
-            .unwrap();
-    let kinds: Vec<&str> = state["events"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"resumed"), "{kinds:?}");
-    second.writer.write_all(b"qy").unwrap();
-    second.writer.flush().unwrap();
-    second.wait_exit(Duration::from_secs(20));
-    assert_none_left(Duration::from_secs(2));
+    resumes(dir, &lib, &starter);
 }
 
 #[test]
