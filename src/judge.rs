@@ -8,6 +8,7 @@ pub mod compile;
 pub mod confine;
 pub mod direct;
 pub mod evaluate;
+pub mod jitter;
 pub mod library;
 pub mod linearize;
 pub mod measure;

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use harness_contract::wire::{self, Outcome};
 use harness_contract::{RawBuf, Value};
 
+use crate::judge::jitter::Jitter;
 use crate::judge::library::{CallFn, Entry, FreeFn};
 use crate::judge::sandbox::frame;
 use crate::problem::domain::GenSpec;
@@ -385,7 +386,11 @@ fn thread_runs(
     // overlap (offsets counted in spins, ~30 ns each, ran past
     // a whole script and put the threads one after another).
     let mut script_ns: u64 = 20_000;
+    // Stops at random points inside the calls, in three runs of four
+    // (`judge::jitter`); none in the rest, as before it.
+    let jitter = Jitter::new(rng.next_u64());
     while let Ok((run, session)) = start_rx.recv() {
+        let jitter = jitter.as_ref().filter(|_| run % 4 != 0);
         let mut records = Vec::with_capacity(script.len());
         // No offset in half the runs: the calls collide head
         // on; otherwise up to half a script's time.
@@ -410,6 +415,9 @@ fn thread_runs(
         // process for a whole time slice, which costs more
         // than a hundred runs and separates the threads.
         let yields = run % 4 == 3;
+        if let Some(j) = jitter {
+            j.arm();
+        }
         for (index, req) in script.iter().enumerate() {
             if yields && rng.below(16) == 0 {
                 std::thread::yield_now();
@@ -428,6 +436,9 @@ fn thread_runs(
             if stop {
                 break;
             }
+        }
+        if let Some(j) = jitter {
+            j.disarm();
         }
         if let (Some(first), Some(last)) = (records.first(), records.last()) {
             script_ns = last.returned.saturating_sub(first.invoked).max(1);
