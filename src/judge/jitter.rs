@@ -157,7 +157,6 @@ impl Drop for Jitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Instant;
 
     /// This thread's CPU time.
@@ -202,10 +201,9 @@ mod tests {
         assert!(with > 100 && with > 2 * without, "stops with the timer {with}, without {without}");
 
         let lock = std::sync::Arc::new(std::sync::Mutex::new(0u64));
-        let done = std::sync::Arc::new(AtomicU64::new(0));
         let workers: Vec<_> = (0..2)
             .map(|i| {
-                let (lock, done) = (lock.clone(), done.clone());
+                let lock = lock.clone();
                 std::thread::spawn(move || {
                     let jitter = Jitter::new(i + 1).expect("a timer");
                     jitter.arm();
@@ -216,7 +214,6 @@ mod tests {
                         *n = seen + 1;
                     }
                     jitter.disarm();
-                    done.fetch_add(1, Ordering::Relaxed);
                 })
             })
             .collect();
