@@ -2,6 +2,7 @@
 //! the case-script language, parameter domains and seeded generators.
 //! Imports only `base`; knows nothing of processes, sessions or terminals.
 
+pub mod contract_source;
 pub mod domain;
 pub mod generate;
 pub mod model;
