@@ -68,6 +68,9 @@ pub mod wal;
 ///     pub trait Tally {
 ///         /// A total of 0.
 ///         fn new() -> Self;
+///
+///         // Gate 1: a running total.
+///
 ///         /// Adds `n`; returns the new total.
 ///         fn add(&mut self, n: i64) -> i64;
 ///     }
@@ -80,7 +83,19 @@ pub mod wal;
 /// operations on the wire are the trait's methods with their parameter
 /// names, in any order. A method given a body is one the contract provides
 /// (an operation built on the others); the rest report `not_implemented`
-/// until a solution implements them.
+/// until a solution implements them. The harness reads this declaration's
+/// text when it loads the problem: a `// Gate N` comment before a group of
+/// methods says which gate introduces them.
+///
+/// A module that must run each call itself (wal, whose store lives on a
+/// disk the harness crashes) says `dispatch = custom;` after `errors`. Then
+/// the trait's constructor may take anything (it is not on the wire), a
+/// `harness { ... }` block after the trait declares the wire's constructor
+/// and the operations the module adds around the trait's, and the macro
+/// generates the trait and `schema()` only: the module writes `dispatch()`.
+/// A trait given alone, with no `problem`, is a candidate's trait that is
+/// not on the wire (the streaming tokenizer's): the macro gives it only its
+/// defaults.
 #[macro_export]
 macro_rules! contract {
     (
@@ -105,20 +120,8 @@ macro_rules! contract {
             }
         )?
     ) => {
-        $(#[$tattr])*
-        #[allow(unused_variables)]
-        pub trait $Trait {
-            $(#[$nattr])*
-            fn new($($cp: $ct),*) -> Self
-            where
-                Self: Sized;
-            $(
-                $(#[$oattr])*
-                fn $op($($params)*) $(-> $ret)? {
-                    $crate::contract!(@body $op $($body)?)
-                }
-            )*
-        }
+        $crate::contract!(@trait [$(#[$tattr])*] $Trait [$(#[$nattr])*] new ($($cp: $ct),*);
+            $( [$(#[$oattr])*] $op ($($params)*) ($($ret)?) ($($body)?); )*);
 
         $(
             $(#[$sattr])*
@@ -139,15 +142,7 @@ macro_rules! contract {
         pub fn schema() -> $crate::Schema {
             let mut ops = ::std::vec![$( $crate::contract!(@sig false, $op, ($($ret)?); $($params)*) ),*];
             ops.extend(shared_schema());
-            $crate::Schema {
-                problem: ::std::string::String::from($problem),
-                errors: <$Err as $crate::ErrorKind>::ALL
-                    .iter()
-                    .map(|k| ::std::string::String::from(*k))
-                    .collect(),
-                ctor: ::std::vec![$($crate::Param::new(stringify!($cp), <$ct as $crate::Wire>::type_name())),*],
-                ops,
-            }
+            $crate::contract!(@schema $problem, $Err, ($($cp: $ct),*), ops)
         }
 
         /// Runs one operation on `instance`; `new` (re)creates it.
@@ -172,6 +167,92 @@ macro_rules! contract {
                     ::std::string::String::from(other),
                 )),
             }
+        }
+    };
+    // A module that writes its own dispatch: the trait, the harness's
+    // operations around it, and `schema()` from both.
+    (
+        problem = $problem:literal;
+        errors = $Err:ty;
+        dispatch = custom;
+        $(#[$tattr:meta])*
+        pub trait $Trait:ident {
+            $(#[$nattr:meta])*
+            fn $ctor:ident ($($cp:ident : $ct:ty),* $(,)?) -> Self;
+            $(
+                $(#[$oattr:meta])*
+                fn $op:ident ( $($params:tt)* ) $(-> $ret:ty)? $($body:block)? $(;)?
+            )*
+        }
+        $(#[$hattr:meta])*
+        harness {
+            $(#[$wattr:meta])*
+            fn new($($wp:ident : $wt:ty),* $(,)?) -> Self;
+            $(
+                $(#[$hoattr:meta])*
+                fn $hop:ident ( $($hparams:tt)* ) $(-> $hret:ty)?;
+            )*
+        }
+    ) => {
+        $crate::contract!(@trait [$(#[$tattr])*] $Trait [$(#[$nattr])*] $ctor ($($cp: $ct),*);
+            $( [$(#[$oattr])*] $op ($($params)*) ($($ret)?) ($($body)?); )*);
+
+        /// The operations of this problem as the harness sees them: the
+        /// trait's and the harness's around them.
+        pub fn schema() -> $crate::Schema {
+            let ops = ::std::vec![
+                $( $crate::contract!(@sig false, $op, ($($ret)?); $($params)*), )*
+                $( $crate::contract!(@sig false, $hop, ($($hret)?); $($hparams)*), )*
+            ];
+            $crate::contract!(@schema $problem, $Err, ($($wp: $wt),*), ops)
+        }
+    };
+    // A candidate's trait that is not itself on the wire (the streaming
+    // tokenizer's, which its wire driver calls): only the trait, with its
+    // defaults.
+    (
+        $(#[$tattr:meta])*
+        pub trait $Trait:ident {
+            $(#[$nattr:meta])*
+            fn $ctor:ident ($($cp:ident : $ct:ty),* $(,)?) -> Self;
+            $(
+                $(#[$oattr:meta])*
+                fn $op:ident ( $($params:tt)* ) $(-> $ret:ty)? $($body:block)? $(;)?
+            )*
+        }
+    ) => {
+        $crate::contract!(@trait [$(#[$tattr])*] $Trait [$(#[$nattr])*] $ctor ($($cp: $ct),*);
+            $( [$(#[$oattr])*] $op ($($params)*) ($($ret)?) ($($body)?); )*);
+    };
+    // The candidate's trait: every method but the constructor defaults to
+    // `not_implemented` (or to the body the declaration gives).
+    (@trait [$(#[$tattr:meta])*] $Trait:ident [$(#[$nattr:meta])*] $ctor:ident ($($cp:ident : $ct:ty),*);
+        $( [$(#[$oattr:meta])*] $op:ident ($($params:tt)*) ($($ret:ty)?) ($($body:block)?); )*) => {
+        $(#[$tattr])*
+        #[allow(unused_variables)]
+        pub trait $Trait {
+            $(#[$nattr])*
+            fn $ctor($($cp: $ct),*) -> Self
+            where
+                Self: Sized;
+            $(
+                $(#[$oattr])*
+                fn $op($($params)*) $(-> $ret)? {
+                    $crate::contract!(@body $op $($body)?)
+                }
+            )*
+        }
+    };
+    // A schema from its parts.
+    (@schema $problem:literal, $Err:ty, ($($cp:ident : $ct:ty),*), $ops:expr) => {
+        $crate::Schema {
+            problem: ::std::string::String::from($problem),
+            errors: <$Err as $crate::ErrorKind>::ALL
+                .iter()
+                .map(|k| ::std::string::String::from(*k))
+                .collect(),
+            ctor: ::std::vec![$($crate::Param::new(stringify!($cp), <$ct as $crate::Wire>::type_name())),*],
+            ops: $ops,
         }
     };
     // One operation's call: its arguments taken from `args` by name, the

@@ -17,8 +17,6 @@
 //! later gates have default bodies, so a solution compiles before it
 //! implements them; calling one is judged `not_implemented`.
 
-use crate::not_implemented;
-
 crate::error_kinds! {
     /// Why a call was refused outright. Errors in the stream itself are not
     /// refusals: they are [`Kind::Error`] tokens in the output.
@@ -133,67 +131,52 @@ impl Token {
     }
 }
 
-/// The tokenizer. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-pub trait StreamingTokenizer {
-    /// A fresh tokenizer at the start of a stream.
-    fn new() -> Self
-    where
-        Self: Sized;
+// The candidate's trait is not on the wire (the driver below is): the
+// macro gives it only its `not_implemented` defaults.
+crate::contract! {
+    /// The tokenizer. Read each gate's statement for the exact rules.
+    pub trait StreamingTokenizer {
+        /// A fresh tokenizer at the start of a stream.
+        fn new() -> Self;
 
-    // Gate 1: chunk boundaries.
+        // Gate 1: chunk boundaries.
 
-    /// Consumes the next chunk of the stream (any number of bytes, possibly
-    /// none) and returns the tokens it completed, in stream order.
-    fn feed(&mut self, chunk: &[u8]) -> Result<Vec<Token>, Refusal> {
-        not_implemented("feed")
-    }
-    /// Ends the stream: returns what the end completes (a pending bare
-    /// token, or an error for an open string).
-    fn close(&mut self) -> Result<Vec<Token>, Refusal> {
-        not_implemented("close")
-    }
+        /// Consumes the next chunk of the stream (any number of bytes, possibly
+        /// none) and returns the tokens it completed, in stream order.
+        fn feed(&mut self, chunk: &[u8]) -> Result<Vec<Token>, Refusal>;
+        /// Ends the stream: returns what the end completes (a pending bare
+        /// token, or an error for an open string).
+        fn close(&mut self) -> Result<Vec<Token>, Refusal>;
 
-    // Gate 2: a bounded partial token.
+        // Gate 2: a bounded partial token.
 
-    /// Sets the most bytes one token may span.
-    fn set_limit(&mut self, max_token_bytes: usize) {
-        not_implemented("set_limit")
-    }
-    /// How many bytes of the stream the unfinished token spans so far.
-    fn buffered(&self) -> usize {
-        not_implemented("buffered")
-    }
+        /// Sets the most bytes one token may span.
+        fn set_limit(&mut self, max_token_bytes: usize);
+        /// How many bytes of the stream the unfinished token spans so far.
+        fn buffered(&self) -> usize;
 
-    // Gate 3 adds no method: positions go into `Token::line` and
-    // `Token::column`.
+        // Gate 3 adds no method: positions go into `Token::line` and
+        // `Token::column`.
 
-    // Gate 4: recovery.
+        // Gate 4: recovery.
 
-    /// Whether a fault from now on skips to the next line (true) or breaks
-    /// the stream (false, the default).
-    fn set_recovery(&mut self, on: bool) {
-        not_implemented("set_recovery")
-    }
+        /// Whether a fault from now on skips to the next line (true) or breaks
+        /// the stream (false, the default).
+        fn set_recovery(&mut self, on: bool);
 
-    // Nesting with a bound.
+        // Nesting with a bound.
 
-    /// Turns the nesting checks on (they are off in a new tokenizer) and
-    /// sets the most containers that may be open at once.
-    fn set_max_depth(&mut self, max_depth: usize) {
-        not_implemented("set_max_depth")
-    }
-    /// How many containers are open now (0 while the checks are off).
-    fn depth(&self) -> usize {
-        not_implemented("depth")
-    }
+        /// Turns the nesting checks on (they are off in a new tokenizer) and
+        /// sets the most containers that may be open at once.
+        fn set_max_depth(&mut self, max_depth: usize);
+        /// How many containers are open now (0 while the checks are off).
+        fn depth(&self) -> usize;
 
-    // Truncate and flag.
+        // Truncate and flag.
 
-    /// Whether a token that passes the limit is truncated and flagged
-    /// (true) or a `token_too_long` fault (false, the default).
-    fn set_truncate(&mut self, on: bool) {
-        not_implemented("set_truncate")
+        /// Whether a token that passes the limit is truncated and flagged
+        /// (true) or a `token_too_long` fault (false, the default).
+        fn set_truncate(&mut self, on: bool);
     }
 }
 
@@ -271,19 +254,31 @@ pub mod driver {
         /// The operations on the wire.
         pub trait Driver {
             fn new() -> Self;
+
+            // Gate 1: chunk boundaries.
             fn feed(&mut self, text: String) -> Result<Vec<Shown>, Refusal>;
             fn feed_split(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Shown>, Refusal>;
             fn close(&mut self) -> Result<Vec<Shown>, Refusal>;
             fn restart(&mut self);
             fn every_split(&mut self, text: String) -> Vec<String>;
+
+            // Gate 2: a bounded partial token.
             fn set_limit(&mut self, max_token_bytes: usize);
             fn buffered(&mut self) -> usize;
             fn feed_repeat(&mut self, text: String, times: usize, chunk_bytes: usize) -> Result<Vec<Shown>, Refusal>;
+
+            // Gate 3: positions.
             fn feed_at(&mut self, text: String, cuts: Vec<usize>) -> Result<Vec<Placed>, Refusal>;
             fn close_at(&mut self) -> Result<Vec<Placed>, Refusal>;
+
+            // Gate 4: recovery.
             fn set_recovery(&mut self, on: bool);
+
+            // Gate 5: nesting with a bound.
             fn set_max_depth(&mut self, max_depth: usize);
             fn depth(&mut self) -> usize;
+
+            // Gate 6: truncate and flag.
             fn set_truncate(&mut self, on: bool);
         }
     }

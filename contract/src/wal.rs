@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::rc::Rc;
 
 use crate::runtime::{Args, CallError};
-use crate::{ErrorKind, OpSig, Param, Schema, Value, Wire, not_implemented};
+use crate::{Value, Wire};
 
 crate::error_kinds! {
     /// Why an operation was refused.
@@ -528,88 +528,96 @@ impl Disk {
 
 // ---------------------------------------------------------------- the store
 
-/// The store. Read each gate's statement for the exact rules.
-#[allow(unused_variables)]
-pub trait Wal {
-    /// Opens the store on `disk`: an empty store on the empty disk of
-    /// `new()`, or, after a crash, the store recovered from whatever the
-    /// disk holds. Keep the disk: every later write goes through it.
-    fn open(disk: Disk) -> Self
-    where
-        Self: Sized;
+crate::contract! {
+    problem = "wal";
+    errors = WalError;
+    dispatch = custom;
 
-    // Gate 1: a framed log, replay and torn writes.
+    /// The store. Read each gate's statement for the exact rules.
+    pub trait Wal {
+        /// Opens the store on `disk`: an empty store on the empty disk of
+        /// `new()`, or, after a crash, the store recovered from whatever the
+        /// disk holds. Keep the disk: every later write goes through it.
+        fn open(disk: Disk) -> Self;
 
-    /// Sets `key` to `value`.
-    fn put(&mut self, key: String, value: i64) -> Result<(), WalError> {
-        not_implemented("put")
-    }
-    /// Adds `delta` to the value of `key` (0 if it has none), wrapping on
-    /// overflow; returns the new value.
-    fn add(&mut self, key: String, delta: i64) -> Result<i64, WalError> {
-        not_implemented("add")
-    }
-    /// Removes `key`; returns whether it had a value.
-    fn delete(&mut self, key: String) -> Result<bool, WalError> {
-        not_implemented("delete")
-    }
-    /// The value of `key`, if it has one.
-    fn get(&self, key: String) -> Option<i64> {
-        not_implemented("get")
-    }
-    /// Every key with its value, sorted by key.
-    fn items(&self) -> Vec<(String, i64)> {
-        not_implemented("items")
-    }
+        // Gate 1: a framed log, replay and torn writes.
 
-    // Gate 2: durability.
+        /// Sets `key` to `value`.
+        fn put(&mut self, key: String, value: i64) -> Result<(), WalError>;
+        /// Adds `delta` to the value of `key` (0 if it has none), wrapping on
+        /// overflow; returns the new value.
+        fn add(&mut self, key: String, delta: i64) -> Result<i64, WalError>;
+        /// Removes `key`; returns whether it had a value.
+        fn delete(&mut self, key: String) -> Result<bool, WalError>;
+        /// The value of `key`, if it has one.
+        fn get(&self, key: String) -> Option<i64>;
+        /// Every key with its value, sorted by key.
+        fn items(&self) -> Vec<(String, i64)>;
 
-    /// From now on, sync the log after every `n`-th write (0: only on
-    /// `flush`).
-    fn sync_every(&mut self, n: u32) {
-        not_implemented("sync_every")
-    }
-    /// Makes every write durable; returns how many were not durable before.
-    fn flush(&mut self) -> u64 {
-        not_implemented("flush")
-    }
-    /// How many writes are not durable yet.
-    fn pending(&self) -> u64 {
-        not_implemented("pending")
-    }
+        // Gate 2: durability.
 
-    // Gate 3: checkpoints.
+        /// From now on, sync the log after every `n`-th write (0: only on
+        /// `flush`).
+        fn sync_every(&mut self, n: u32);
+        /// Makes every write durable; returns how many were not durable before.
+        fn flush(&mut self) -> u64;
+        /// How many writes are not durable yet.
+        fn pending(&self) -> u64;
 
-    /// Writes a durable snapshot of the whole store and empties the log.
-    fn checkpoint(&mut self) -> Result<(), WalError> {
-        not_implemented("checkpoint")
-    }
+        // Gate 3: checkpoints.
 
-    // Gate 5: group commit with a deadline.
+        /// Writes a durable snapshot of the whole store and empties the log.
+        fn checkpoint(&mut self) -> Result<(), WalError>;
 
-    /// Sets the deadline: the first `tick` at least `ms` after the oldest
-    /// pending write was made makes every pending write durable (0: no
-    /// deadline).
-    fn sync_within(&mut self, ms: u64) {
-        not_implemented("sync_within")
-    }
-    /// The clock reads `now_ms`; makes the pending writes durable if the
-    /// deadline says so; returns how many it made durable.
-    fn tick(&mut self, now_ms: u64) -> u64 {
-        not_implemented("tick")
+        // Gate 5: group commit with a deadline.
+
+        /// Sets the deadline: the first `tick` at least `ms` after the oldest
+        /// pending write was made makes every pending write durable (0: no
+        /// deadline).
+        fn sync_within(&mut self, ms: u64);
+        /// The clock reads `now_ms`; makes the pending writes durable if the
+        /// deadline says so; returns how many it made durable.
+        fn tick(&mut self, now_ms: u64) -> u64;
+
+        // Gate 6: log sequence numbers.
+
+        /// The log sequence number of the latest write the store holds (0 if
+        /// none).
+        fn lsn(&self) -> u64;
+        /// The log sequence number of the write that gave `key` its value, if
+        /// it has one.
+        fn lsn_of(&self, key: String) -> Option<u64>;
     }
 
-    // Gate 6: log sequence numbers.
+    /// The harness's operations around the store: each damages the
+    /// simulated disk, or reopens the store on it (see `dispatch`).
+    harness {
+        /// A store opened on an empty disk.
+        fn new() -> Self;
 
-    /// The log sequence number of the latest write the store holds (0 if
-    /// none).
-    fn lsn(&self) -> u64 {
-        not_implemented("lsn")
-    }
-    /// The log sequence number of the write that gave `key` its value, if
-    /// it has one.
-    fn lsn_of(&self, key: String) -> Option<u64> {
-        not_implemented("lsn_of")
+        // Gate 1: a framed log, replay and torn writes.
+
+        /// The process dies and starts again; every byte appended survives.
+        fn restart(&mut self);
+        /// The power fails during the latest write: only `keep % n` of the
+        /// `n` bytes it appended reach the disk.
+        fn crash(&mut self, keep: u64);
+        /// Flips one byte of a recent write's bytes, then restarts; whether
+        /// there was such a write.
+        fn corrupt(&mut self, back: u64, offset: u64) -> bool;
+
+        // Gate 2: durability.
+
+        /// The machine loses power: only what was durable survives.
+        fn power_loss(&mut self);
+        /// While on, every `append` fails with `DiskFull`.
+        fn disk_full(&mut self, on: bool);
+
+        // Gate 4: a crash in the middle of a checkpoint.
+
+        /// Makes the disk durable, runs `checkpoint()` and loses power at
+        /// its disk call number `step`.
+        fn crash_checkpoint(&mut self, step: u64);
     }
 }
 
@@ -663,49 +671,6 @@ fn call<T, R: Wire>(instance: &mut Option<T>, kind: Call, f: impl FnOnce(&mut T)
 
 // No concurrent gate: the shared entry point knows no operation.
 crate::contract!(@shared);
-
-fn sig(name: &str, params: &[(&str, &str)], ret: String) -> OpSig {
-    OpSig {
-        name: name.to_string(),
-        params: params.iter().map(|(n, t)| Param::new(n, t.to_string())).collect(),
-        ret,
-        shared: false,
-    }
-}
-
-/// The operations of this problem as the harness sees them: the store's own
-/// and the harness's crash operations.
-pub fn schema() -> Schema {
-    fn ty<W: Wire>() -> String {
-        W::type_name()
-    }
-    Schema {
-        problem: "wal".to_string(),
-        errors: <WalError as ErrorKind>::ALL.iter().map(|k| k.to_string()).collect(),
-        ctor: Vec::new(),
-        ops: vec![
-            sig("put", &[("key", "str"), ("value", "i64")], ty::<Result<(), WalError>>()),
-            sig("add", &[("key", "str"), ("delta", "i64")], ty::<Result<i64, WalError>>()),
-            sig("delete", &[("key", "str")], ty::<Result<bool, WalError>>()),
-            sig("get", &[("key", "str")], ty::<Option<i64>>()),
-            sig("items", &[], ty::<Vec<(String, i64)>>()),
-            sig("restart", &[], ty::<()>()),
-            sig("crash", &[("keep", "u64")], ty::<()>()),
-            sig("corrupt", &[("back", "u64"), ("offset", "u64")], ty::<bool>()),
-            sig("sync_every", &[("n", "u32")], ty::<()>()),
-            sig("flush", &[], ty::<u64>()),
-            sig("pending", &[], ty::<u64>()),
-            sig("power_loss", &[], ty::<()>()),
-            sig("disk_full", &[("on", "bool")], ty::<()>()),
-            sig("checkpoint", &[], ty::<Result<(), WalError>>()),
-            sig("crash_checkpoint", &[("step", "u64")], ty::<()>()),
-            sig("sync_within", &[("ms", "u64")], ty::<()>()),
-            sig("tick", &[("now_ms", "u64")], ty::<u64>()),
-            sig("lsn", &[], ty::<u64>()),
-            sig("lsn_of", &[("key", "str")], ty::<Option<u64>>()),
-        ],
-    }
-}
 
 /// Runs one operation on `instance`; `new` creates it on an empty disk.
 pub fn dispatch<T: Wal>(instance: &mut Option<T>, op: &str, args: Vec<Value>) -> Result<Value, CallError> {
