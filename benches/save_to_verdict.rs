@@ -62,7 +62,8 @@ fn project() -> Project {
     let p = dir.path().to_path_buf();
     let sol = p.join("solutions/versioned_kv");
     let config = harness::base::config::Config::discover(&root()).unwrap();
-    let problem = harness::problem::model::Problem::load(&config.problems_dir, "versioned_kv").unwrap();
+    let problem =
+        harness::problem::model::Problem::load(&config.problems_dir, &config.contract_dir, "versioned_kv").unwrap();
     let mutant = problem.mutants.iter().find(|m| m.name == MUTANT).unwrap();
     copy_dir(&harness::judge::compile::mutant_crate(&config, &problem, mutant).unwrap(), &sol);
     let manifest = sol.join("Cargo.toml");

@@ -591,7 +591,7 @@ pub fn command(config: &Config, ids: &[String], json: bool) -> Result<u8> {
     let ids = if ids.is_empty() { crate::problem::model::list_ids(&config.problems_dir)? } else { ids.to_vec() };
     let mut audits = Vec::new();
     for id in &ids {
-        let problem = Problem::load(&config.problems_dir, id)?;
+        let problem = Problem::load(&config.problems_dir, &config.contract_dir, id)?;
         let a = audit(config, problem)?;
         if !json {
             print_audit(&a);

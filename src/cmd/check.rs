@@ -50,7 +50,7 @@ pub(crate) fn path_to_judge(
 }
 
 pub(crate) fn check(config: &Config, id: &str, solution: Judged, opts: Options<'_>) -> Result<u8> {
-    let problem = Problem::load(&config.problems_dir, id)?;
+    let problem = Problem::load(&config.problems_dir, &config.contract_dir, id)?;
     let path = path_to_judge(config, &problem, &solution, opts.path)?;
     let dir = solution_dir(config, &problem, solution)?;
     if let Some(g) = opts.gate

@@ -27,7 +27,7 @@ pub struct Options<'a> {
 pub fn command(config: &Config, opts: Options) -> Result<u8> {
     let mut problems = Vec::new();
     for id in model::list_ids(&config.problems_dir)? {
-        problems.push(Problem::load(&config.problems_dir, &id)?);
+        problems.push(Problem::load(&config.problems_dir, &config.contract_dir, &id)?);
     }
     let narrow = match opts.problem {
         None => None,

@@ -18,7 +18,7 @@ pub fn list(config: &Config, json: bool, spoilers: bool) -> Result<u8> {
     let mut broken = 0;
     for id in &ids {
         // One broken problem must not hide the others.
-        match Problem::load(&config.problems_dir, id) {
+        match Problem::load(&config.problems_dir, &config.contract_dir, id) {
             Ok(p) => rows.push(p),
             Err(e) => {
                 broken += 1;

@@ -185,7 +185,7 @@ fn fresh_solution(config: &Config, problem: &Problem, dir: &Path, now_ms: u64) -
 fn loadable_ids(config: &Config) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for id in model::list_ids(&config.problems_dir)? {
-        match Problem::load(&config.problems_dir, &id) {
+        match Problem::load(&config.problems_dir, &config.contract_dir, &id) {
             Ok(_) => ids.push(id),
             Err(e) => eprintln!("warning: left out of the draw: {e:#}"),
         }
@@ -198,7 +198,7 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
         bail!("--minutes must be at least 1");
     }
     let picked = match chosen {
-        Some(id) => Some(Problem::load(&config.problems_dir, id)?),
+        Some(id) => Some(Problem::load(&config.problems_dir, &config.contract_dir, id)?),
         None => None,
     };
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -214,7 +214,7 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
             let (reports, _broken) = report::load_all(&config.reports_dir);
             let mut weighted = weights(&ids, &reports);
             for (id, w) in weighted.iter_mut() {
-                if let Ok(p) = Problem::load(&config.problems_dir, id) {
+                if let Ok(p) = Problem::load(&config.problems_dir, &config.contract_dir, id) {
                     *w += unseen_followups(&p, &reports);
                 }
             }
@@ -223,7 +223,7 @@ pub fn mock(config: &Config, chosen: Option<&str>, minutes: Option<u32>) -> Resu
                 bail!("no problems to draw from in {}", config.problems_dir.display());
             };
             println!("{DRAWN}");
-            Problem::load(&config.problems_dir, id)?
+            Problem::load(&config.problems_dir, &config.contract_dir, id)?
         }
     };
     let minutes = minutes.unwrap_or(config.mock_minutes).max(1) as u64;
@@ -384,7 +384,12 @@ mod tests {
 
     #[test]
     fn a_new_mock_session_carries_its_pacing() {
-        let p = Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "versioned_kv").unwrap();
+        let p = Problem::load(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"),
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("contract"),
+            "versioned_kv",
+        )
+        .unwrap();
         let s = new_session(&p, p.default_path(), 90 * 60_000, 1_000);
         assert_eq!(s.mode, Mode::Mock);
         assert_eq!(s.pace_ms.len(), p.path_length, "a pace for each position of the path");

@@ -24,9 +24,9 @@ fn contract_module(id: &str, title: &str) -> String {
     format!(
         r#"//! `{id}`: {title}.
 //!
-//! Written by `harness new`: rename and extend the operations, keeping this
-//! trait and `[ops]` in problems/{id}/problem.toml in step (the handshake
-//! refuses a mismatch).
+//! Written by `harness new`: rename and extend the operations. This trait
+//! is their one declaration: the harness reads it from this file, and a
+//! `// Gate N` comment says which gate introduces the methods after it.
 
 crate::contract! {{
     problem = "{id}";
@@ -52,10 +52,6 @@ fn problem_toml(title: &str) -> String {
         r#"format_version = 1
 title = "{title}"
 summary = "One sentence on what the candidate builds."
-errors = []
-
-[ops]
-add = {{ gate = 1, args = "n: i64", returns = "i64" }}
 
 [generate.params]
 n = {{ ints = [-100, 100] }}
@@ -337,7 +333,11 @@ mod tests {
         std::fs::create_dir_all(p.join("reference/src")).unwrap();
         std::fs::write(p.join("problem.toml"), problem_toml("Ring buffer")).unwrap();
         std::fs::write(p.join("reference/src/lib.rs"), reference("ring_buffer")).unwrap();
-        let problem = crate::problem::model::Problem::load(dir.path(), "ring_buffer").unwrap();
+        let contract = dir.path().join("contract");
+        std::fs::create_dir_all(contract.join("src")).unwrap();
+        std::fs::write(contract.join("src/ring_buffer.rs"), contract_module("ring_buffer", "Ring buffer")).unwrap();
+        let problem = crate::problem::model::Problem::load(dir.path(), &contract, "ring_buffer").unwrap();
+        assert_eq!(problem.signature.ops["add"].gate, 1);
         assert_eq!(problem.mutants.len(), 1);
         assert_eq!(problem.gates[0].cases.len(), 1);
     }

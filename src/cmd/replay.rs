@@ -64,7 +64,7 @@ fn read_ops(problem: &Problem, path: &Path) -> Result<Vec<Call>> {
 }
 
 pub(crate) fn replay(config: &Config, id: &str, ops: &Path, solution: Judged, json: bool) -> Result<u8> {
-    let problem = Problem::load(&config.problems_dir, id)?;
+    let problem = Problem::load(&config.problems_dir, &config.contract_dir, id)?;
     let calls = read_ops(&problem, ops)?;
     let dir = solution_dir(config, &problem, solution)?;
     let build = compile::build(config, &dir)?;

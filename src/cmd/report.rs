@@ -168,6 +168,7 @@ mod tests {
     fn write(dir: &Path, id: &str, started: u64) {
         let p = crate::problem::model::Problem::load(
             &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"),
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("contract"),
             "versioned_kv",
         )
         .unwrap();

@@ -151,7 +151,7 @@ pub fn prepare(
 }
 
 pub fn start(config: &Config, id: &str, minutes: Option<u32>, fresh: bool, path: Option<&str>) -> Result<u8> {
-    let problem = Problem::load(&config.problems_dir, id)?;
+    let problem = Problem::load(&config.problems_dir, &config.contract_dir, id)?;
     let path = path.map(|text| crate::cmd::parse_path(&problem, text)).transpose()?;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         bail!(NO_TTY);
@@ -215,7 +215,7 @@ pub fn choose(config: &Config) -> Result<u8> {
     let (reports, _) = report::load_all(&config.reports_dir);
     println!("Which problem? `harness start <problem>`:\n");
     for id in &ids {
-        let Ok(problem) = Problem::load(&config.problems_dir, id) else { continue };
+        let Ok(problem) = Problem::load(&config.problems_dir, &config.contract_dir, id) else { continue };
         let attempts: Vec<&report::Report> = reports.iter().filter(|r| &r.problem == id).collect();
         let best = attempts.iter().map(|r| r.gates_passed).max();
         let progress = match best {

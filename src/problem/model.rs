@@ -12,12 +12,12 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::base::diag::Located;
+use crate::problem::contract_source::{self, Contract};
 use crate::problem::domain::{Domain, GenSpec, domain_for};
 use crate::problem::scale::{RawScale, ScaleCheck, ScaleError};
 use crate::problem::script::{self, Call, Step};
+use crate::problem::signature::may_use;
 use crate::problem::signature::{OpDef, Signature};
-use crate::problem::signature::{may_use, parse_params};
-use crate::problem::ty::Ty;
 
 /// The problem file format this harness reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -31,11 +31,21 @@ struct RawProblem {
     /// The seed chapter the problem comes from (for `harness drill`).
     #[serde(default)]
     chapter: Option<u32>,
+    /// The contract module that declares the operations, relative to this
+    /// file's folder (default: the contract crate's `src/<id>.rs`).
     #[serde(default)]
-    errors: Vec<String>,
+    contract: Option<Spanned<String>>,
+    /// Operations the contract runs on a thread with a stack of this many
+    /// KiB (a helper such as the spreadsheet's `fill_chain`).
     #[serde(default)]
-    constructor: Option<Spanned<String>>,
-    ops: BTreeMap<String, Spanned<RawOp>>,
+    stack_kib: BTreeMap<String, Spanned<u32>>,
+    /// Keys of an older layout, refused with a pointer to the contract.
+    #[serde(default)]
+    ops: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    errors: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    constructor: Option<Spanned<toml::Value>>,
     #[serde(default)]
     generate: RawGenerate,
     #[serde(rename = "gate")]
@@ -63,24 +73,6 @@ pub struct Question {
 
 /// How many questions the first ninety seconds ask.
 pub const NINETY_QUESTIONS: usize = 3;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawOp {
-    gate: usize,
-    #[serde(default)]
-    args: Option<Spanned<String>>,
-    #[serde(default = "unit")]
-    returns: Spanned<String>,
-    /// The contract runs this op's work on a thread with a stack of this
-    /// many KiB (a helper such as the spreadsheet's `fill_chain`).
-    #[serde(default)]
-    stack_kib: Option<u32>,
-}
-
-fn unit() -> Spanned<String> {
-    Spanned::new(0..0, "unit".to_string())
-}
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -479,7 +471,9 @@ impl Problem {
     /// Loads and validates `<problems_dir>/<id>/problem.toml`. The id must
     /// be a plain name: a path such as `../problems/x` is refused before it
     /// can name a folder outside `problems/` (or put a solution inside it).
-    pub fn load(problems_dir: &Path, id: &str) -> Result<Problem> {
+    /// `contract_dir` is the contract crate, whose `src/<id>.rs` declares
+    /// the problem's operations unless problem.toml names another file.
+    pub fn load(problems_dir: &Path, contract_dir: &Path, id: &str) -> Result<Problem> {
         let dir = problems_dir.join(id);
         let file = dir.join("problem.toml");
         if !is_id(id) || !dir.is_dir() {
@@ -491,7 +485,7 @@ impl Problem {
             bail!("no problem `{id}` in {} (known: {known})", problems_dir.display());
         }
         let text = fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-        let problem = parse(id, &dir, &file, &text)?;
+        let problem = parse(id, &dir, &file, &text, contract_dir)?;
         // Every mutant's and variant's edits must apply to the reference
         // as it is now.
         let variants: Vec<Mutant> = problem.variants.iter().map(|v| v.as_mutant(&dir)).collect();
@@ -534,37 +528,82 @@ pub fn list_ids(problems_dir: &Path) -> Result<Vec<String>> {
 
 /// How `parse`'s parts say where a problem is.
 type At<'a> = &'a dyn Fn(Range<usize>, String) -> Located;
+/// The same for a place in another file, by offset.
+type At1<'a> = &'a dyn Fn(usize, String) -> Located;
 type Parsed<T> = std::result::Result<T, Located>;
 
-/// Parses a problem file's text. `file` is used in error messages only.
-pub fn parse(id: &str, dir: &Path, file: &Path, text: &str) -> std::result::Result<Problem, Located> {
+/// Parses a problem file's text, reading its contract module from
+/// `contract_dir` (or where the file's `contract` key says). `file` is used
+/// in error messages only.
+pub fn parse(id: &str, dir: &Path, file: &Path, text: &str, contract_dir: &Path) -> Parsed<Problem> {
     let at = |span: Range<usize>, msg: String| Located::at(file, text, span.start, msg);
+    let raw = raw_problem(file, text)?;
+    let (contract_file, span) = match &raw.contract {
+        Some(c) => (dir.join(c.get_ref()), c.span()),
+        None => (contract_dir.join("src").join(format!("{id}.rs")), 0..0),
+    };
+    let contract_text = fs::read_to_string(&contract_file).map_err(|e| {
+        at(
+            span,
+            format!("cannot read the contract module {}, which declares the operations: {e}", contract_file.display()),
+        )
+    })?;
+    build(id, dir, file, text, raw, &contract_file, &contract_text)
+}
+
+/// The file's serde mirror, of a format this harness reads.
+fn raw_problem(file: &Path, text: &str) -> Parsed<RawProblem> {
     let raw: RawProblem = toml::from_str(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
         Located::at(file, text, offset, e.message().trim().to_string())
     })?;
     if *raw.format_version.get_ref() != FORMAT_VERSION {
-        return Err(at(
-            raw.format_version.span(),
+        return Err(Located::at(
+            file,
+            text,
+            raw.format_version.span().start,
             format!(
                 "format_version {} is not supported: this harness reads format_version {FORMAT_VERSION}",
                 raw.format_version.get_ref()
             ),
         ));
     }
+    Ok(raw)
+}
 
-    let ctor = match &raw.constructor {
-        Some(c) => parse_params(c.get_ref()).map_err(|e| at(c.span(), format!("constructor: {e}")))?,
-        None => Vec::new(),
-    };
+/// [`parse`], with the contract module's text given.
+pub fn parse_with_contract(
+    id: &str,
+    dir: &Path,
+    file: &Path,
+    text: &str,
+    contract_file: &Path,
+    contract_text: &str,
+) -> Parsed<Problem> {
+    build(id, dir, file, text, raw_problem(file, text)?, contract_file, contract_text)
+}
+
+/// The problem from its file's mirror and its contract module's text.
+fn build(
+    id: &str,
+    dir: &Path,
+    file: &Path,
+    text: &str,
+    raw: RawProblem,
+    contract_file: &Path,
+    contract_text: &str,
+) -> Parsed<Problem> {
+    let at = |span: Range<usize>, msg: String| Located::at(file, text, span.start, msg);
+
     let gate_count = raw.gates.len();
     if gate_count == 0 {
         return Err(at(0..0, "a problem needs at least one [[gate]]".into()));
     }
     let Graph { builds_on, requires, path_length } = gate_graph(&raw, &at)?;
 
-    let ops = parse_ops(&raw, &at)?;
-    let signature = Signature { problem: id.to_string(), ctor, ops, errors: raw.errors.clone() };
+    let contract = contract_source::parse(contract_file, contract_text)?;
+    let in_contract = |offset: usize, msg: String| Located::at(contract_file, contract_text, offset, msg);
+    let signature = signature(id, &raw, contract, &at, &in_contract)?;
 
     let domains = parse_domains(&raw, &at)?;
 
@@ -716,31 +755,62 @@ fn gate_graph(raw: &RawProblem, at: At) -> Parsed<Graph> {
     Ok(Graph { builds_on, requires, path_length })
 }
 
-/// The `[ops]` table, checked against the gates.
-fn parse_ops(raw: &RawProblem, at: At) -> Parsed<BTreeMap<String, OpDef>> {
+/// The operations the contract module declares, checked against the
+/// gates, with the file's small stacks.
+fn signature(id: &str, raw: &RawProblem, contract: Contract, at: At, in_contract: At1) -> Parsed<Signature> {
+    let retired = [("ops", &raw.ops), ("errors", &raw.errors), ("constructor", &raw.constructor)];
+    if let Some((key, old)) = retired.iter().find_map(|(k, v)| v.as_ref().map(|v| (k, v))) {
+        return Err(at(
+            old.span(),
+            format!(
+                "`{key}` is no longer read: the contract module declares the operations, their types, the \
+                 constructor and the errors (contract/src/{id}.rs, or the file `contract = \"...\"` names)"
+            ),
+        ));
+    }
+    if contract.problem != id {
+        return Err(in_contract(
+            contract.problem_offset,
+            format!("this declares problem `{}`, but it is read for problem `{id}`", contract.problem),
+        ));
+    }
     let gate_count = raw.gates.len();
+    let concurrent: Vec<usize> = (1..=gate_count)
+        .filter(|n| raw.gates[n - 1].get_ref().concurrent.as_ref().is_some_and(|c| *c.get_ref()))
+        .collect();
     let mut ops = BTreeMap::new();
-    for (name, op) in &raw.ops {
-        let span = op.span();
-        let op = op.get_ref();
-        if name == "new" {
-            return Err(at(
-                span,
-                "`new` is the constructor: declare its parameters with `constructor = \"...\"`".into(),
+    for op in contract.ops {
+        let name = &op.name;
+        let gate = match (op.gate, concurrent.as_slice()) {
+            (Some(g), _) => g,
+            (None, [g]) => *g,
+            (None, _) => {
+                return Err(in_contract(
+                    op.offset,
+                    format!(
+                        "`{name}` is a shared operation, and problem.toml has {} concurrent gates: say which with a \
+                         `// Gate N` comment",
+                        concurrent.len()
+                    ),
+                ));
+            }
+        };
+        if gate == 0 || gate > gate_count {
+            return Err(in_contract(
+                op.offset,
+                format!("`{name}`: gate {gate} does not exist (there are {gate_count})"),
             ));
         }
-        if op.gate == 0 || op.gate > gate_count {
-            return Err(at(span, format!("op `{name}`: gate {} does not exist (there are {gate_count})", op.gate)));
-        }
-        let params = match &op.args {
-            Some(args) => parse_params(args.get_ref()).map_err(|e| at(args.span(), format!("op `{name}`: {e}")))?,
-            None => Vec::new(),
-        };
-        let ret = op.returns.get_ref().parse::<Ty>().map_err(|e| at(op.returns.span(), format!("op `{name}`: {e}")))?;
-        let shared = raw.gates[op.gate - 1].get_ref().concurrent.as_ref().is_some_and(|c| *c.get_ref());
-        ops.insert(name.clone(), OpDef { gate: op.gate, params, ret, stack_kib: op.stack_kib, shared });
+        let def = OpDef { gate, params: op.params, ret: op.ret, stack_kib: None, shared: op.shared };
+        ops.insert(op.name, def);
     }
-    Ok(ops)
+    for (name, kib) in &raw.stack_kib {
+        match ops.get_mut(name) {
+            Some(def) => def.stack_kib = Some(*kib.get_ref()),
+            None => return Err(at(kib.span(), format!("stack_kib: the contract declares no operation `{name}`"))),
+        }
+    }
+    Ok(Signature { problem: id.to_string(), ctor: contract.ctor, ops, errors: contract.errors })
 }
 
 /// A gate's fixed cases, each script checked against the operations the
@@ -1160,26 +1230,37 @@ pub(crate) fn script_offset(text: &str, span: Range<usize>, line: usize, column:
 pub(crate) mod tests_support {
     use super::*;
 
+    /// Parses a test problem `id` with `contract` as its contract module.
+    pub(crate) fn parse_test(id: &str, text: &str, contract: &str) -> Parsed<Problem> {
+        let dir = PathBuf::from(format!("/nonexistent/{id}"));
+        parse_with_contract(id, &dir, &dir.join("problem.toml"), text, Path::new("contract.rs"), contract)
+    }
+
+    /// The contract of a problem whose one operation, `a()`, gate 1 adds.
+    pub(crate) fn one_op_contract(id: &str) -> String {
+        format!(
+            "contract! {{ problem = \"{id}\"; errors = NoError;\n\
+             pub trait P {{ fn new() -> Self;\n// Gate 1.\nfn a(&mut self); }} }}"
+        )
+    }
+
     /// A problem whose gate `i + 1` builds on `builds_on[i]` (gate 1's is
     /// ignored), with paths of `path_length`; one operation, a case each.
     /// A problem of `gates` gates and no `builds_on`: one path, in file
     /// order.
     pub(crate) fn linear_problem(gates: usize) -> Problem {
-        let mut text = "format_version = 1\ntitle = \"L\"\nsummary = \"l\"\n[ops]\na = { gate = 1 }\n".to_string();
+        let mut text = "format_version = 1\ntitle = \"L\"\nsummary = \"l\"\n".to_string();
         for i in 0..gates {
             text.push_str(&format!(
                 "[[gate]]\ntitle = \"Gate {}\"\nminutes = 5\nstatement = \"s\"\ncase = [{{ name = \"c\", run = \"a()\" }}]\n",
                 i + 1
             ));
         }
-        parse("l", Path::new("/nonexistent/l"), Path::new("/nonexistent/l/problem.toml"), &text)
-            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        parse_test("l", &text, &one_op_contract("l")).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
     pub(crate) fn graph_problem(builds_on: &[&[usize]], path_length: usize) -> Problem {
-        let mut text = format!(
-            "format_version = 1\ntitle = \"G\"\nsummary = \"g\"\npath_length = {path_length}\n[ops]\na = {{ gate = 1 }}\n"
-        );
+        let mut text = format!("format_version = 1\ntitle = \"G\"\nsummary = \"g\"\npath_length = {path_length}\n");
         for (i, b) in builds_on.iter().enumerate() {
             text.push_str(&format!(
                 "[[gate]]\ntitle = \"Gate {}\"\nminutes = 5\nstatement = \"s\"\ncase = [{{ name = \"c\", run = \"a()\" }}]\n",
@@ -1190,8 +1271,7 @@ pub(crate) mod tests_support {
                 text.push_str(&format!("builds_on = [{}]\n", list.join(", ")));
             }
         }
-        parse("g", Path::new("/nonexistent/g"), Path::new("/nonexistent/g/problem.toml"), &text)
-            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        parse_test("g", &text, &one_op_contract("g")).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 }
 
@@ -1203,11 +1283,6 @@ mod tests {
 format_version = 1
 title = "Counter"
 summary = "Counts."
-errors = ["empty"]
-
-[ops]
-add = { gate = 1, args = "n: i64", returns = "i64" }
-take = { gate = 2, returns = "result<i64>" }
 
 [generate.params]
 n = { ints = [-5, 5] }
@@ -1238,8 +1313,35 @@ take() -> err(empty)
 '''
 "#;
 
+    /// GOOD's contract module.
+    const CONTRACT: &str = r#"
+error_kinds! { pub enum CounterError { Empty = "empty" } }
+contract! {
+    problem = "counter";
+    errors = CounterError;
+    pub trait Counter {
+        fn new() -> Self;
+        // Gate 1: adding.
+        fn add(&mut self, n: i64) -> i64;
+        // Gate 2: taking.
+        fn take(&mut self) -> Result<i64, CounterError>;
+    }
+}
+"#;
+
     fn load(text: &str) -> std::result::Result<Problem, Located> {
-        parse("counter", Path::new("problems/counter"), Path::new("problem.toml"), text)
+        load_with(text, CONTRACT)
+    }
+
+    fn load_with(text: &str, contract: &str) -> std::result::Result<Problem, Located> {
+        parse_with_contract(
+            "counter",
+            Path::new("problems/counter"),
+            Path::new("problem.toml"),
+            text,
+            Path::new("contract.rs"),
+            contract,
+        )
     }
 
     #[test]
@@ -1254,10 +1356,49 @@ take() -> err(empty)
     }
 
     #[test]
+    fn the_operations_come_from_the_contract_and_its_mistakes_are_placed() {
+        let p = load(GOOD).unwrap();
+        assert_eq!((p.signature.ops["add"].gate, p.signature.ops["take"].gate), (1, 2));
+        // The older layout is refused with a pointer, not silently ignored.
+        let old = GOOD.replace("[generate.params]", "[ops]\nadd = { gate = 1 }\n\n[generate.params]");
+        let e = load(&old).unwrap_err();
+        assert!(e.message.contains("`ops` is no longer read: the contract module declares"), "{e}");
+        assert_eq!(e.file, Path::new("problem.toml"));
+        // A contract for another problem, or naming a gate the file lacks.
+        let e = load_with(GOOD, &CONTRACT.replace("\"counter\"", "\"count\"")).unwrap_err();
+        assert!(e.message.contains("declares problem `count`, but it is read for problem `counter`"), "{e}");
+        assert_eq!((e.file.as_path(), e.line), (Path::new("contract.rs"), 4));
+        let e = load_with(GOOD, &CONTRACT.replace("// Gate 2", "// Gate 3")).unwrap_err();
+        assert!(e.message.contains("`take`: gate 3 does not exist (there are 2)"), "{e}");
+        assert_eq!((e.file.as_path(), e.line), (Path::new("contract.rs"), 11));
+        // A shared operation without a gate needs exactly one concurrent gate.
+        let e = load_with(GOOD, &shared_contract().replace("// Gate 3.", "")).unwrap_err();
+        assert!(e.message.contains("`bump` is a shared operation, and problem.toml has 0 concurrent gates"), "{e}");
+        // Small stacks name operations the contract declares.
+        let p = load(&GOOD.replace("[generate.params]", "[stack_kib]\ntake = 256\n\n[generate.params]")).unwrap();
+        assert_eq!(p.signature.small_stacks(), [("take".to_string(), 256)]);
+        let e = load(&GOOD.replace("[generate.params]", "[stack_kib]\ntale = 256\n\n[generate.params]")).unwrap_err();
+        assert!(e.message.contains("stack_kib: the contract declares no operation `tale`"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_contract_module_is_named() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("counter")).unwrap();
+        std::fs::write(root.path().join("counter/problem.toml"), GOOD).unwrap();
+        let e = Problem::load(root.path(), &root.path().join("contract"), "counter").unwrap_err().to_string();
+        assert!(e.contains("cannot read the contract module") && e.contains("contract/src/counter.rs"), "{e}");
+        let moved = GOOD.replace("summary = \"Counts.\"", "summary = \"Counts.\"\ncontract = \"decl.rs\"");
+        std::fs::write(root.path().join("counter/problem.toml"), moved).unwrap();
+        std::fs::write(root.path().join("counter/decl.rs"), CONTRACT).unwrap();
+        assert!(Problem::load(root.path(), Path::new("/nowhere"), "counter").is_ok());
+    }
+
+    #[test]
     fn a_script_error_points_into_the_file() {
         let bad = GOOD.replace("add(2) -> 3", "add(2) -> \"x\"");
         let e = load(&bad).unwrap_err();
-        assert_eq!(e.line, 22, "{e}");
+        assert_eq!(e.line, 17, "{e}");
         assert_eq!(e.column, 11, "{e}");
         assert!(e.message.contains("expected i64"), "{e}");
     }
@@ -1265,7 +1406,7 @@ take() -> err(empty)
     #[test]
     fn a_bad_boundary_key_is_positioned() {
         let e = load(&GOOD.replace("n = { ints = [-5, 5] }", "n = { ints = [-5, 5], edges = [0, 9] }")).unwrap_err();
-        assert_eq!((e.line, e.column), (12, 5), "{e}");
+        assert_eq!((e.line, e.column), (7, 5), "{e}");
         assert!(e.message.contains("generate.params.n: edge 9 is outside `ints` [-5, 5]"), "{e}");
         assert!(load(&GOOD.replace("n = { ints = [-5, 5] }", "n = { ints = [-5, 5], edges = [-5, 0, 5] }")).is_ok());
     }
@@ -1300,11 +1441,11 @@ take() -> err(empty)
             let one = "{ question = \"Q?\", why = \"W.\" }";
             format!("first_ninety = [{}]", vec![one; n].join(", "))
         };
-        let p = load(&GOOD.replace("errors = [\"empty\"]", &format!("errors = [\"empty\"]\n{}", q(3)))).unwrap();
+        let p = load(&GOOD.replace("summary = \"Counts.\"", &format!("summary = \"Counts.\"\n{}", q(3)))).unwrap();
         assert_eq!(p.first_ninety[2], Question { question: "Q?".into(), why: "W.".into() });
-        let e = load(&GOOD.replace("errors = [\"empty\"]", &format!("errors = [\"empty\"]\n{}", q(2)))).unwrap_err();
+        let e = load(&GOOD.replace("summary = \"Counts.\"", &format!("summary = \"Counts.\"\n{}", q(2)))).unwrap_err();
         assert!(e.message.contains("asks 3 questions, not 2"), "{e}");
-        assert_eq!(e.line, 6, "{e}");
+        assert_eq!(e.line, 5, "{e}");
     }
 
     #[test]
@@ -1405,35 +1546,45 @@ to = "self.n -= n"
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("counter");
         std::fs::create_dir_all(dir.join("reference/src")).unwrap();
+        let contract = root.path().join("contract");
+        std::fs::create_dir_all(contract.join("src")).unwrap();
+        std::fs::write(contract.join("src/counter.rs"), CONTRACT).unwrap();
         let text = format!("{GOOD}{VARIANT}");
         std::fs::write(dir.join("problem.toml"), &text).unwrap();
         let line = text.lines().position(|l| l.starts_with("from = \"self.n")).unwrap() + 1;
         for (source, why) in [("fn add() {}", "does not match"), ("self.n += n; self.n += n", "2 times")] {
             std::fs::write(dir.join("reference/src/lib.rs"), source).unwrap();
-            let e = Problem::load(root.path(), "counter").unwrap_err();
+            let e = Problem::load(root.path(), &contract, "counter").unwrap_err();
             let e = e.downcast_ref::<Located>().expect("a positioned error");
             assert!(e.message.contains("variant `count_down`: edit 1") && e.message.contains(why), "{e}");
             assert_eq!(e.line, line);
         }
         std::fs::write(dir.join("reference/src/lib.rs"), "self.n += n").unwrap();
-        assert!(Problem::load(root.path(), "counter").is_ok());
+        assert!(Problem::load(root.path(), &contract, "counter").is_ok());
+    }
+
+    /// CONTRACT with gate 3's shared operation `bump`.
+    fn shared_contract() -> String {
+        let shared = "    pub trait SharedCounter: Send + Sync {\n        // Gate 3.\n        fn bump(&self, n: i64) -> i64;\n    }\n}";
+        let end = CONTRACT.rfind('}').unwrap();
+        format!("{}{shared}\n", &CONTRACT[..end])
+    }
+
+    fn load_shared(text: &str) -> std::result::Result<Problem, Located> {
+        load_with(text, &shared_contract())
     }
 
     /// GOOD with a third, concurrent gate building on gate 1.
     fn concurrent(gate: &str, case: &str) -> String {
-        let text = GOOD.replace(
-            "take = { gate = 2, returns = \"result<i64>\" }",
-            "take = { gate = 2, returns = \"result<i64>\" }\nbump = { gate = 3, args = \"n: i64\", returns = \"i64\" }",
-        );
         format!(
-            "{text}\n[[gate]]\ntitle = \"Shared\"\nbuilds_on = [1]\n{gate}\nminutes = 5\nstatement = \"x\"\n\
+            "{GOOD}\n[[gate]]\ntitle = \"Shared\"\nbuilds_on = [1]\n{gate}\nminutes = 5\nstatement = \"x\"\n\
              [[gate.case]]\nname = \"races\"\nrun = 'add(1) -> 1'\n{case}\n"
         )
     }
 
     #[test]
     fn a_concurrent_gate_loads_with_its_threads() {
-        let p = load(&concurrent(
+        let p = load_shared(&concurrent(
             "concurrent = true\nthreads = 2\nindependent = \"n\"",
             "threads = [\"\"\"\nbump(1)\nbump(2)\n\"\"\", 'bump(3)']",
         ))
@@ -1448,22 +1599,22 @@ to = "self.n -= n"
 
     #[test]
     fn concurrent_gate_mistakes_are_positioned() {
-        let e = load(&concurrent("threads = 2", "")).unwrap_err();
+        let e = load_shared(&concurrent("threads = 2", "")).unwrap_err();
         assert!(e.message.contains("`threads` is for a concurrent gate"), "{e}");
         assert!(e.line > 30, "{e}");
-        let e = load(&concurrent("concurrent = true\nthreads = 9", "")).unwrap_err();
+        let e = load_shared(&concurrent("concurrent = true\nthreads = 9", "")).unwrap_err();
         assert!(e.message.contains("threads = 9: use 2 to 4"), "{e}");
-        let e = load(&concurrent("concurrent = true\nrepeat = 0", "")).unwrap_err();
+        let e = load_shared(&concurrent("concurrent = true\nrepeat = 0", "")).unwrap_err();
         assert!(e.message.contains("repeat = 0"), "{e}");
-        let e = load(&concurrent("concurrent = true\nindependent = \"key\"", "")).unwrap_err();
+        let e = load_shared(&concurrent("concurrent = true\nindependent = \"key\"", "")).unwrap_err();
         assert!(e.message.contains("`bump` has no parameter `key`"), "{e}");
-        let e = load(&concurrent("", "threads = ['bump(1)', 'bump(2)']")).unwrap_err();
+        let e = load_shared(&concurrent("", "threads = ['bump(1)', 'bump(2)']")).unwrap_err();
         assert!(e.message.contains("not (`concurrent = true`)"), "{e}");
-        let e = load(&concurrent("concurrent = true", "threads = ['bump(1)']")).unwrap_err();
+        let e = load_shared(&concurrent("concurrent = true", "threads = ['bump(1)']")).unwrap_err();
         assert!(e.message.contains("1 threads: use 2 to 4"), "{e}");
-        let e = load(&concurrent("concurrent = true", "threads = ['bump(1) -> 1', 'bump(2)']")).unwrap_err();
+        let e = load_shared(&concurrent("concurrent = true", "threads = ['bump(1) -> 1', 'bump(2)']")).unwrap_err();
         assert!(e.message.contains("no expected results"), "{e}");
-        let e = load(&concurrent("concurrent = true", "threads = ['add(1)', 'bump(2)']")).unwrap_err();
+        let e = load_shared(&concurrent("concurrent = true", "threads = ['add(1)', 'bump(2)']")).unwrap_err();
         assert!(e.message.contains("only gate 3's shared operations, not `add`"), "{e}");
     }
 }

@@ -21,7 +21,7 @@ pub struct OpDef {
     pub params: Vec<(String, Ty)>,
     pub ret: Ty,
     /// The contract runs this op on a thread with a stack of this many KiB
-    /// (`stack_kib` in problem.toml): a crash during it is a stack overflow.
+    /// (`[stack_kib]` in problem.toml): a crash during it is a stack overflow.
     pub stack_kib: Option<u32>,
     /// A concurrent gate's operation: `&self`, in the problem's shared trait.
     pub shared: bool,
@@ -109,6 +109,7 @@ impl Signature {
 }
 
 /// `"key: str, value: i64"` → `[("key", str), ("value", i64)]`.
+#[cfg(test)]
 pub(crate) fn parse_params(text: &str) -> std::result::Result<Vec<(String, Ty)>, String> {
     let mut out = Vec::new();
     let mut depth = 0i32;

@@ -652,7 +652,7 @@ mod tests {
         let problems: Vec<Problem> = crate::problem::model::list_ids(&root.join("problems"))
             .unwrap()
             .iter()
-            .map(|id| Problem::load(&root.join("problems"), id).unwrap())
+            .map(|id| Problem::load(&root.join("problems"), &root.join("contract"), id).unwrap())
             .collect();
         let deck = load_deck(&root.join("drill"), &problems).unwrap();
         assert!(deck.iter().filter(|c| c.id.starts_with("thirty_questions/")).count() == 30);

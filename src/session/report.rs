@@ -642,8 +642,12 @@ mod tests {
     #[test]
     fn forgetting_a_session_removes_its_state_and_report_only() {
         let dir = tempfile::tempdir().unwrap();
-        let problem =
-            Problem::load(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), "wal").unwrap();
+        let problem = Problem::load(
+            &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"),
+            &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("contract"),
+            "wal",
+        )
+        .unwrap();
         let s = Session::new("wal", Mode::Practice, problem.gates.len(), 60_000, 1_000);
         save_state(dir.path(), &s).unwrap();
         write(dir.path(), &Report::from_session(&s, &problem, 2_000, None)).unwrap();
@@ -677,7 +681,7 @@ mod tests {
     #[test]
     fn the_first_ninety_seconds_sit_next_to_how_gate_3_went() {
         let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let problem = Problem::load(&root.join("problems"), "versioned_kv").unwrap();
+        let problem = Problem::load(&root.join("problems"), &root.join("contract"), "versioned_kv").unwrap();
         let mut s = Session::new("versioned_kv", Mode::Practice, 4, 90 * 60_000, 0);
         s.first_ninety = Some(vec![
             Answer { question: "Is the input replayable, or immutable?".into(), answer: "yes".into() },

@@ -104,7 +104,7 @@ pub fn build_lib(
 }
 
 pub fn versioned_kv() -> Problem {
-    Problem::load(&root().join("problems"), "versioned_kv").unwrap()
+    Problem::load(&root().join("problems"), &root().join("contract"), "versioned_kv").unwrap()
 }
 
 fn step(op: &str, args: Vec<Value>, expect: Value) -> Step {

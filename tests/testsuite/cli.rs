@@ -201,7 +201,7 @@ fn harness_errors_exit_2() {
 #[test]
 fn malformed_problem_toml_gets_a_positioned_error() {
     let dir = scratch(false);
-    let problem = dir.path().join("problems/broken");
+    let problem = dir.path().join("problems/versioned_kv");
     copy_dir(&root().join("problems/versioned_kv"), &problem);
     let file = problem.join("problem.toml");
     let text_in = std::fs::read_to_string(&file).unwrap();
@@ -209,7 +209,7 @@ fn malformed_problem_toml_gets_a_positioned_error() {
     let bad = text_in.replacen("get_at(\"a\", 2) -> 10", "get_at(\"a\", 2) -> ten", 1);
     std::fs::write(&file, &bad).unwrap();
     let line = bad.lines().position(|l| l.contains("-> ten")).unwrap() + 1;
-    let out = harness(dir.path(), &["check", "broken", "--solution", "problems/broken/reference"]);
+    let out = harness(dir.path(), &["check", "versioned_kv", "--solution", "problems/versioned_kv/reference"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out);
     assert!(err.contains(&format!("problem.toml:{line}:")), "{err}");
@@ -219,7 +219,7 @@ fn malformed_problem_toml_gets_a_positioned_error() {
     let stale = text_in.replacen("pins.extend(self.txns", "pins.extend(self.transactions", 1);
     std::fs::write(&file, &stale).unwrap();
     let line = stale.lines().position(|l| l.contains("pins.extend(self.transactions")).unwrap();
-    let out = harness(dir.path(), &["check", "broken", "--solution", "problems/broken/reference"]);
+    let out = harness(dir.path(), &["check", "versioned_kv", "--solution", "problems/versioned_kv/reference"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out);
     // The error points at the line that opens the `from` string, just above.
@@ -366,7 +366,8 @@ fn list_shows_the_problems() {
     assert!(total >= 60, "{total} gates in all");
     for p in items.as_array().unwrap() {
         let id = p["id"].as_str().unwrap();
-        let problem = harness::problem::model::Problem::load(&root().join("problems"), id).unwrap();
+        let problem =
+            harness::problem::model::Problem::load(&root().join("problems"), &root().join("contract"), id).unwrap();
         let sets: std::collections::BTreeSet<Vec<usize>> = problem
             .paths()
             .into_iter()
@@ -384,7 +385,9 @@ fn an_exported_case_is_a_test_that_compiles_and_reproduces_the_failure() {
     let dir = scratch(false);
     let crate_dir = dir.path().join("sol");
     let config = harness::base::config::Config::discover(&root()).unwrap();
-    let problem = harness::problem::model::Problem::load(&root().join("problems"), "versioned_kv").unwrap();
+    let problem =
+        harness::problem::model::Problem::load(&root().join("problems"), &root().join("contract"), "versioned_kv")
+            .unwrap();
     let mutant = problem.mutants.iter().find(|m| m.name == "per_key_versions").unwrap();
     copy_dir(&harness::judge::compile::mutant_crate(&config, &problem, mutant).unwrap(), &crate_dir);
     let manifest = crate_dir.join("Cargo.toml");

@@ -24,7 +24,7 @@ fn fixture() -> PathBuf {
 }
 
 fn tally() -> Problem {
-    Problem::load(&fixture().join("problems"), "tally").unwrap()
+    Problem::load(&fixture().join("problems"), &fixture().join("contract"), "tally").unwrap()
 }
 
 /// A project holding only `tally`, building into `target/harness-graph`.

@@ -138,11 +138,12 @@ fn a_later_check_of_the_same_library_measures_its_cost_afresh_and_in_full() {
 }
 
 #[test]
-fn every_problems_ops_table_matches_its_contract_module() {
-    // The harness reads a problem's operations from `[ops]`, a solution
-    // from the contract's `contract!` declaration; a library built against
-    // another declaration is refused at its handshake. This finds the
-    // disagreement in a second, before anything is built.
+fn every_problems_contract_source_reads_as_its_compiled_schema() {
+    // The harness reads a problem's operations from the text of its
+    // contract module, a solution gets them from the same declaration
+    // compiled; a library built against another declaration is refused at
+    // its handshake. This finds a reading that differs from the compiler's
+    // (a type mapped wrongly, an alias missed) in a second.
     type SchemaOf = fn() -> harness_contract::Schema;
     let modules: [(&str, SchemaOf); 10] = [
         ("bounded_pipeline", harness_contract::bounded_pipeline::schema),
@@ -165,9 +166,10 @@ fn every_problems_ops_table_matches_its_contract_module() {
     let listed: std::collections::BTreeSet<String> = modules.iter().map(|(id, _)| id.to_string()).collect();
     assert_eq!(shipped, listed, "every shipped problem is listed here, and only those");
     for (id, schema) in modules {
-        let problem = harness::problem::model::Problem::load(&root().join("problems"), id).unwrap();
+        let problem =
+            harness::problem::model::Problem::load(&root().join("problems"), &root().join("contract"), id).unwrap();
         let declared = problem.signature.schema().canonical_text();
         let contract = schema().canonical_text();
-        assert_eq!(declared, contract, "{id}: problem.toml's [ops] and contract/src/{id}.rs disagree");
+        assert_eq!(declared, contract, "{id}: contract/src/{id}.rs reads otherwise than it compiles");
     }
 }

@@ -37,7 +37,7 @@ fn concurrent_gates_never_fail_a_correct_solution_and_catch_their_mutants() {
         if problems.as_ref().is_some_and(|p| !p.split(',').any(|w| w == id)) {
             continue;
         }
-        let problem = Problem::load(&config.problems_dir, &id).unwrap();
+        let problem = Problem::load(&config.problems_dir, &config.contract_dir, &id).unwrap();
         if problem.gates.iter().all(|g| g.concurrency.is_none()) {
             continue;
         }

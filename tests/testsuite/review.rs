@@ -22,7 +22,12 @@ const MIN: u64 = 60_000;
 const DAY: u64 = 24 * 60 * MIN;
 
 fn problem(id: &str) -> Problem {
-    Problem::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"), id).unwrap()
+    Problem::load(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("problems"),
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("contract"),
+        id,
+    )
+    .unwrap()
 }
 
 fn outcomes(gates: &[(usize, usize)]) -> Vec<GateOutcome> {
@@ -394,7 +399,7 @@ fn a_session_that_can_go_on_shows_no_reference() {
 #[test]
 fn a_finished_session_keeps_the_reference_cut_to_the_gates_it_reached() {
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/project/problems");
-    let p = Problem::load(&fixture, "tally").unwrap();
+    let p = Problem::load(&fixture, &fixture.join("../../../../contract"), "tally").unwrap();
     let at = |m: u64| T0 + m * MIN;
     let mut s = Session::new("tally", Mode::Practice, p.path_length, 30 * MIN, T0);
     s.path = vec![1, 3, 5];

@@ -64,7 +64,7 @@ fn scale_checks_are_stable_under_load() {
     }
     ids.retain(|id| only.as_ref().is_none_or(|o| o.contains(id)));
     for id in &ids {
-        let problem = Problem::load(&config.problems_dir, id).unwrap();
+        let problem = Problem::load(&config.problems_dir, &config.contract_dir, id).unwrap();
         if problem.gates.iter().all(|g| g.scale.is_empty()) {
             continue;
         }

@@ -903,7 +903,8 @@ mod tests {
         use crate::judge::verdict::Verdict;
         use crate::session::state::{FailureSummary, Mode, RunSummary, Session};
         let problems = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("problems");
-        let problem = crate::problem::model::Problem::load(&problems, "versioned_kv").unwrap();
+        let problem =
+            crate::problem::model::Problem::load(&problems, &problems.join("../contract"), "versioned_kv").unwrap();
         let t0 = 1_000_000;
         let mut s = Session::new("versioned_kv", Mode::Practice, 4, 3_600_000, t0);
         let fail = |case: &str, verdict| FailureSummary {
