@@ -19,6 +19,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event};
 use ratatui::crossterm::{execute, terminal};
 
@@ -58,7 +60,7 @@ struct Effects<'a> {
 
 impl Effects<'_> {
     /// Carries out one effect of `App::update`; `true` for `Quit`.
-    fn apply(&mut self, effect: Effect, app: &mut App, terminal: &mut ratatui::DefaultTerminal) -> bool {
+    fn apply<B: Backend>(&mut self, effect: Effect, app: &mut App, terminal: &mut Terminal<B>) -> bool {
         match effect {
             Effect::Run { path } => {
                 trace::mark("run-requested");
@@ -220,17 +222,40 @@ pub fn run(
         app.report_path = Some(write_report(&config.reports_dir, &app)?);
     }
     let mut effects = Effects { cmd_tx, cancel: None, writes, input: &input };
+    // Closing the terminal or `kill` ends the session as `q` + `y` would:
+    // state and report saved, terminal restored.
+    let stop = stop_on_signals()?;
+    event_loop(&mut terminal, &mut app, &mut effects, &rx, &drawn_tx, &config.reports_dir, &stop)?;
+    effects.writes.finish(&config.reports_dir, &mut app);
+    // Whatever still runs for this session ends with it.
+    if let Some(flag) = &effects.cancel {
+        flag.store(true, Ordering::Relaxed);
+    }
+    compile::stop_all_builds();
+    drop(_restore);
+    Ok((app.session, app.report_path))
+}
+
+/// The session's loop, on any backend: draw, write what the last turn
+/// asked for, wait for messages, update the app and carry out its effects,
+/// until it quits, every sender is gone, or `stop` is set.
+fn event_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    effects: &mut Effects,
+    rx: &Receiver<Msg>,
+    drawn_tx: &Sender<()>,
+    reports_dir: &Path,
+    stop: &AtomicBool,
+) -> Result<()> {
     let mut last_tick = Instant::now();
     let mut saves = watch::Debouncer::default();
     // Set when a verdict arrives, so the trace marks the draw that shows it.
     let mut verdict_arrived = false;
-    // Closing the terminal or `kill` ends the session as `q` + `y` would:
-    // state and report saved, terminal restored.
-    let stop = stop_on_signals()?;
     // Debug builds only, for the tests of the panic path: the loop panics
     // once this file exists.
     let panic_file = std::env::var_os("HARNESS_DEBUG_PANIC_FILE").filter(|_| cfg!(debug_assertions));
-    'outer: loop {
+    loop {
         if panic_file.as_ref().is_some_and(|f| Path::new(f).exists()) {
             panic!("a panic requested through HARNESS_DEBUG_PANIC_FILE (a test of the panic path)");
         }
@@ -240,16 +265,16 @@ pub fn run(
             if verdict_arrived {
                 trace::mark("draw-start");
             }
-            terminal.draw(|f| view::draw(f, &app)).context("cannot draw")?;
+            terminal.draw(|f| view::draw(f, app)).map_err(|e| anyhow::anyhow!("cannot draw: {e}"))?;
             if std::mem::take(&mut verdict_arrived) {
                 trace::mark("drawn");
                 let _ = drawn_tx.send(());
             }
         }
         // The verdict is on screen first; the files follow at once.
-        effects.writes.flush(&config.reports_dir, &mut app);
-        let Some(msgs) = next_messages(&rx, &app, &mut saves, &mut last_tick, stopping) else {
-            break;
+        effects.writes.flush(reports_dir, app);
+        let Some(msgs) = next_messages(rx, app, &mut saves, &mut last_tick, stopping) else {
+            return Ok(());
         };
         for msg in msgs {
             app.now_ms = fsio::now_ms();
@@ -258,20 +283,12 @@ pub fn run(
                 verdict_arrived = true;
             }
             for effect in app.update(msg) {
-                if effects.apply(effect, &mut app, &mut terminal) {
-                    break 'outer;
+                if effects.apply(effect, app, terminal) {
+                    return Ok(());
                 }
             }
         }
     }
-    effects.writes.finish(&config.reports_dir, &mut app);
-    // Whatever still runs for this session ends with it.
-    if let Some(flag) = &effects.cancel {
-        flag.store(true, Ordering::Relaxed);
-    }
-    compile::stop_all_builds();
-    drop(_restore);
-    Ok((app.session, app.report_path))
 }
 
 /// The session state and report writes asked for since the last draw.
@@ -651,4 +668,51 @@ fn open_editor(file: &Path) -> Result<()> {
         anyhow::bail!("the editor `{command}` exited with {status}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::state::Mode;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    /// The session's own loop on a test backend: it draws, asks the runner
+    /// that is ready to judge, and on `q` then `y` cancels that run and
+    /// returns with the state and the report asked for, which `finish`
+    /// writes (as `run` does).
+    #[test]
+    fn the_loop_draws_asks_the_ready_runner_to_judge_and_quits_on_q_then_y() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let problem = Problem::load(&root.join("problems"), &root.join("contract"), "versioned_kv").unwrap();
+        let now = fsio::now_ms();
+        let mut session = Session::new("versioned_kv", Mode::Practice, problem.path_length, 3_600_000, now);
+        session.path = problem.default_path();
+        let mut app = App::new(problem, session, PathBuf::from("/nonexistent/solutions/versioned_kv"), now);
+        let reports = tempfile::tempdir().unwrap();
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let (cmd_tx, cmd_rx) = mpsc::channel::<RunnerCmd>();
+        let (drawn_tx, _drawn_rx) = mpsc::channel::<()>();
+        let input = InputControl::default();
+        let mut effects = Effects { cmd_tx, cancel: None, writes: Writes::synchronous(), input: &input };
+        let key = |c| Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        for msg in [Msg::Runner(RunnerMsg::Ready), key('q'), key('y')] {
+            tx.send(msg).unwrap();
+        }
+        // Were `y` not taken as the answer, the loop would end here, with
+        // nothing left to read, and nothing cancelled or asked to be saved.
+        drop(tx);
+        let mut terminal = Terminal::new(TestBackend::new(110, 34)).unwrap();
+        let stop = AtomicBool::new(false);
+        event_loop(&mut terminal, &mut app, &mut effects, &rx, &drawn_tx, reports.path(), &stop).unwrap();
+
+        let screen = terminal.backend().to_string();
+        assert!(screen.contains("Gate 1"), "the loop drew the session:\n{screen}");
+        let RunnerCmd::Run { path, cancel } = cmd_rx.try_recv().expect("the ready runner was asked to judge");
+        assert_eq!(path, vec![1]);
+        assert!(cancel.load(Ordering::Relaxed), "quitting cancels the run in flight");
+        effects.writes.finish(reports.path(), &mut app);
+        assert!(report::load_state(reports.path(), "versioned_kv").unwrap().is_some(), "the state was saved");
+        assert!(app.report_path.as_ref().is_some_and(|p| p.is_file()), "the report was written");
+    }
 }
