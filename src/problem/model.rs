@@ -572,7 +572,8 @@ fn raw_problem(file: &Path, text: &str) -> Parsed<RawProblem> {
 }
 
 /// [`parse`], with the contract module's text given.
-pub fn parse_with_contract(
+#[cfg(test)]
+fn parse_with_contract(
     id: &str,
     dir: &Path,
     file: &Path,
