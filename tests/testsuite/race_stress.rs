@@ -126,6 +126,9 @@ fn concurrent_gates_never_fail_a_correct_solution_and_catch_their_mutants() {
                 // counted outside the lock" was caught in 20 of 20 checks on
                 // this machine; that one, in 17–18 of 20 since its two len
                 // cases run four threads (4–15 of 20 before, by the day).
+                // Both it and rate_limiter's "count outside the lock" were
+                // 8 of 10 in CI at 9b8ea6f and 10 of 10 in quiet runs on
+                // 2026-12-03: the rate moves with the machine's load.
                 if !*correct && caught == 0 {
                     failures.push(format!("{id} gate {} {who} caught in none of {rounds} rounds", gate.number));
                 }
