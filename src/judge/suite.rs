@@ -81,7 +81,7 @@ pub fn collect_cases(problem: &Problem, gates: &[usize], seed: Option<u64>) -> (
                     let setup = c.steps.iter().map(|s| s.call.clone()).collect();
                     let expect: Vec<Value> = c.steps.iter().map(|s| s.expect.clone()).collect();
                     let plan = threads::Plan {
-                        runs: conc.repeat,
+                        runs: c.repeat.unwrap_or(conc.repeat),
                         seed: 0,
                         budget: Duration::ZERO,
                         setup,

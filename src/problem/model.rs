@@ -128,6 +128,9 @@ struct RawCase {
     /// script is the setup, called before the threads start).
     #[serde(default)]
     threads: Option<Spanned<Vec<Spanned<String>>>>,
+    /// A concurrent case's runs, instead of its gate's `repeat`.
+    #[serde(default)]
+    repeat: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -184,6 +187,8 @@ pub struct FixedCase {
     /// A concurrent case's thread scripts (empty for a sequential case,
     /// whose `steps` are all there is; here `steps` is the setup).
     pub threads: Vec<Vec<Call>>,
+    /// A concurrent case's own runs, where it sets them (else the gate's).
+    pub repeat: Option<usize>,
 }
 
 /// How a concurrent gate's cases run (see `judge::race`).
@@ -852,7 +857,23 @@ fn gate_cases(
             None => Vec::new(),
             Some(list) => thread_scripts(list, case.name.get_ref(), number, concurrent, signature, file, text)?,
         };
-        cases.push(FixedCase { name: case.name.get_ref().clone(), steps, threads });
+        let repeat = match &case.repeat {
+            None => None,
+            Some(r) if threads.is_empty() => {
+                return Err(at(
+                    r.span(),
+                    format!("case `{}`: `repeat` is for a concurrent case (one with `threads`)", case.name.get_ref()),
+                ));
+            }
+            Some(r) if *r.get_ref() == 0 || *r.get_ref() > MAX_REPEAT => {
+                return Err(at(
+                    r.span(),
+                    format!("case `{}`: repeat = {}: use 1 to {MAX_REPEAT}", case.name.get_ref(), r.get_ref()),
+                ));
+            }
+            Some(r) => Some(*r.get_ref()),
+        };
+        cases.push(FixedCase { name: case.name.get_ref().clone(), steps, threads, repeat });
     }
     Ok(cases)
 }
@@ -1594,6 +1615,7 @@ to = "self.n -= n"
         assert_eq!(g.concurrency, Some(Concurrency { threads: 2, repeat: 200, independent: Some("n".into()) }));
         assert_eq!(g.cases[0].threads.len(), 2);
         assert_eq!(g.cases[0].threads[0].len(), 2);
+        assert_eq!(g.cases[0].repeat, None);
         assert!(p.signature.ops["bump"].shared && !p.signature.ops["add"].shared);
         assert!(p.signature.schema().canonical_text().contains("shared bump(n: i64) -> i64"));
     }
@@ -1617,5 +1639,22 @@ to = "self.n -= n"
         assert!(e.message.contains("no expected results"), "{e}");
         let e = load_shared(&concurrent("concurrent = true", "threads = ['add(1)', 'bump(2)']")).unwrap_err();
         assert!(e.message.contains("only gate 3's shared operations, not `add`"), "{e}");
+        let e = load_shared(&concurrent("concurrent = true", "repeat = 5")).unwrap_err();
+        assert!(e.message.contains("case `races`: `repeat` is for a concurrent case"), "{e}");
+        let e =
+            load_shared(&concurrent("concurrent = true", "threads = ['bump(1)', 'bump(2)']\nrepeat = 0")).unwrap_err();
+        assert!(e.message.contains("case `races`: repeat = 0: use 1 to"), "{e}");
+    }
+
+    /// A concurrent case may set its own `repeat` (the judge runs it that
+    /// often: `problems::a_concurrent_case_runs_as_often_as_it_says`).
+    #[test]
+    fn a_concurrent_case_may_set_its_own_runs() {
+        let p = load_shared(&concurrent(
+            "concurrent = true\nrepeat = 50",
+            "threads = ['bump(1)', 'bump(2)']\nrepeat = 400",
+        ))
+        .unwrap();
+        assert_eq!(p.gates[2].cases[0].repeat, Some(400));
     }
 }

@@ -173,3 +173,24 @@ fn every_problems_contract_source_reads_as_its_compiled_schema() {
         assert_eq!(declared, contract, "{id}: contract/src/{id}.rs reads otherwise than it compiles");
     }
 }
+
+/// A concurrent case's own `repeat` is how often the judge runs it; the
+/// other cases of its gate run the gate's `repeat`.
+#[test]
+fn a_concurrent_case_runs_as_often_as_it_says() {
+    use harness::judge::{suite, threads};
+    let config = harness::base::config::Config::discover(&root()).unwrap();
+    let problem =
+        harness::problem::model::Problem::load(&config.problems_dir, &config.contract_dir, "lru_cache").unwrap();
+    let gate = problem.gates.iter().find(|g| g.concurrency.is_some()).expect("a concurrent gate");
+    let (cases, _) = suite::collect_cases(&problem, &[gate.number], None);
+    let runs = |name: &str| {
+        let case = cases.iter().find(|c| c.name == name).expect(name);
+        threads::Plan::from_calls(&case.steps.iter().map(|s| s.call.clone()).collect::<Vec<_>>()).expect("a plan").runs
+    };
+    let own = gate.cases.iter().find(|c| c.repeat.is_some()).expect("a case with its own repeat");
+    let other = gate.cases.iter().find(|c| c.repeat.is_none() && !c.threads.is_empty()).expect("one without");
+    assert_eq!(runs(&own.name), own.repeat.unwrap());
+    assert_eq!(runs(&other.name), gate.concurrency.as_ref().unwrap().repeat);
+    assert_ne!(own.repeat.unwrap(), gate.concurrency.as_ref().unwrap().repeat);
+}
