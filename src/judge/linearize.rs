@@ -19,7 +19,7 @@
 //! every order fails, or [`Status::GaveUp`] past its step budget, which the
 //! caller counts as a pass (a miss is acceptable, a false failure is not).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use harness_contract::Value;
 
@@ -45,13 +45,15 @@ pub struct Op {
 /// depend only on its calls.
 #[derive(Clone, Debug, Default)]
 pub struct Replays {
-    /// Per node: (call, the reference's result for it there) → child.
-    children: Vec<HashMap<usize, (Value, usize)>>,
+    /// Per node: (call, the reference's result for it there, child). A
+    /// node has few children (a call can follow a prefix only if its
+    /// thread's earlier calls are in it), so a list beats a hash map.
+    children: Vec<Vec<(usize, Value, usize)>>,
 }
 
 impl Replays {
     pub fn new() -> Replays {
-        Replays { children: vec![HashMap::new()] }
+        Replays { children: vec![Vec::new()] }
     }
 
     /// Records a replay: `results[i]` is the reference's result for the
@@ -59,20 +61,28 @@ impl Replays {
     pub fn insert(&mut self, ids: &[usize], results: &[Value]) {
         let mut node = 0;
         for (&op, result) in ids.iter().zip(results) {
-            node = match self.children[node].get(&op) {
-                Some((_, child)) => *child,
+            node = match self.child(node, op) {
+                Some((_, child)) => child,
                 None => {
                     let child = self.children.len();
-                    self.children.push(HashMap::new());
-                    self.children[node].insert(op, (result.clone(), child));
+                    self.children.push(Vec::new());
+                    self.children[node].push((op, result.clone(), child));
                     child
                 }
             };
         }
     }
 
-    fn child(&self, node: usize, id: usize) -> Option<&(Value, usize)> {
-        self.children[node].get(&id)
+    fn child(&self, node: usize, id: usize) -> Option<(&Value, usize)> {
+        let mut k = 0;
+        let list = &self.children[node];
+        while k < list.len() {
+            if list[k].0 == id {
+                return Some((&list[k].1, list[k].2));
+            }
+            k += 1;
+        }
+        None
     }
 
     /// Orders replayed so far (trie nodes, the root aside).
@@ -110,48 +120,97 @@ pub enum Status {
 struct Search<'a> {
     ops: &'a [Op],
     replays: &'a Replays,
+    /// The calls by response time (ties by index): the order candidates
+    /// are tried in.
+    by_return: Vec<usize>,
     done: Vec<bool>,
+    /// `done` as bits, kept in step with it: the memo's key.
+    done_bits: Vec<u64>,
     path: Vec<usize>,
     needs: Vec<Vec<usize>>,
     max_needs: usize,
     steps: usize,
     budget: usize,
     deepest: Option<Violation>,
-    /// (calls ordered, trie node) already explored without success: the
-    /// node fixes the state, so the same calls left give the same answer.
-    failed: std::collections::HashSet<(Vec<u64>, usize)>,
+    /// Per trie node, the sets of calls already ordered from which the
+    /// search failed: the node fixes the state, so the same calls left
+    /// give the same answer.
+    failed: HashMap<usize, HashSet<Vec<u64>, Fast>, Fast>,
     /// Branches met whose results no replay gave yet.
     unknown: usize,
 }
 
-fn bits(done: &[bool]) -> Vec<u64> {
-    let mut b = vec![0u64; done.len().div_ceil(64)];
-    for (i, _) in done.iter().enumerate().filter(|(_, d)| **d) {
-        b[i / 64] |= 1 << (i % 64);
+/// A multiplicative hasher for the memo's keys (integers and bit sets):
+/// the keys are not chosen by anyone who could make them collide, and
+/// SipHash cost most of a search's time.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    b
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+type Fast = std::hash::BuildHasherDefault<FastHasher>;
+
+/// The indices of `ops` by response time, ties by index.
+fn by_return(ops: &[Op]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ops.len()).collect();
+    order.sort_by_key(|&i| (ops[i].returned, i));
+    order
 }
 
 /// The calls that may come next: not yet ordered, and invoked before every
 /// remaining call returned (else that call must come first), earliest
-/// response first.
-fn candidates(ops: &[Op], done: &[bool]) -> Vec<usize> {
-    let first_return = (0..ops.len()).filter(|&i| !done[i]).map(|i| ops[i].returned).min().unwrap_or(u64::MAX);
-    let mut next: Vec<usize> = (0..ops.len()).filter(|&i| !done[i] && ops[i].invoked <= first_return).collect();
-    next.sort_by_key(|&i| (ops[i].returned, i));
+/// response first. `by_return` is [`by_return`] of the same calls.
+fn candidates(ops: &[Op], by_return: &[usize], done: &[bool]) -> Vec<usize> {
+    let mut first_return = u64::MAX;
+    for &i in by_return {
+        if !done[i] {
+            first_return = ops[i].returned;
+            break;
+        }
+    }
+    let mut next = Vec::new();
+    for &i in by_return {
+        if !done[i] && ops[i].invoked <= first_return {
+            next.push(i);
+        }
+    }
     next
 }
 
 /// `prefix` followed by the remaining calls, each time the candidate that
 /// returned first: a full order consistent with real time.
 pub fn greedy(ops: &[Op], prefix: &[usize]) -> Vec<usize> {
+    greedy_by(ops, &by_return(ops), prefix)
+}
+
+fn greedy_by(ops: &[Op], by_return: &[usize], prefix: &[usize]) -> Vec<usize> {
     let mut done = vec![false; ops.len()];
     for &i in prefix {
         done[i] = true;
     }
     let mut order = prefix.to_vec();
     while order.len() < ops.len() {
-        let next = candidates(ops, &done)[0];
+        let next = candidates(ops, by_return, &done)[0];
         done[next] = true;
         order.push(next);
     }
@@ -165,6 +224,11 @@ enum Step {
 }
 
 impl Search<'_> {
+    fn mark(&mut self, c: usize, on: bool) {
+        self.done[c] = on;
+        self.done_bits[c / 64] ^= 1 << (c % 64);
+    }
+
     fn dfs(&mut self, node: usize) -> Step {
         if self.path.len() == self.ops.len() {
             return Step::Found;
@@ -173,31 +237,26 @@ impl Search<'_> {
         if self.steps > self.budget {
             return Step::OutOfBudget;
         }
-        let key = (bits(&self.done), node);
-        if self.failed.contains(&key) {
+        if self.failed.get(&node).is_some_and(|sets| sets.contains(self.done_bits.as_slice())) {
             return Step::Exhausted;
         }
         let unknown_before = self.unknown;
-        let next = candidates(self.ops, &self.done);
-        let mut tried = Vec::with_capacity(next.len());
+        let next = candidates(self.ops, &self.by_return, &self.done);
         for &c in &next {
             match self.replays.child(node, self.ops[c].id) {
                 None => {
                     self.unknown += 1;
-                    tried.push((c, None));
                     if self.needs.len() < self.max_needs {
                         let mut prefix = self.path.clone();
                         prefix.push(c);
-                        self.needs.push(greedy(self.ops, &prefix));
+                        self.needs.push(greedy_by(self.ops, &self.by_return, &prefix));
                     }
                 }
                 Some((expected, child)) => {
-                    tried.push((c, Some(expected.clone())));
                     if !expected.accepts(&self.ops[c].result) {
                         continue;
                     }
-                    let child = *child;
-                    self.done[c] = true;
+                    self.mark(c, true);
                     self.path.push(c);
                     match self.dfs(child) {
                         // The order found is `path`: leave it there.
@@ -205,17 +264,23 @@ impl Search<'_> {
                         other => return other,
                     }
                     self.path.pop();
-                    self.done[c] = false;
+                    self.mark(c, false);
                 }
             }
         }
         let deeper = self.deepest.as_ref().is_none_or(|d| self.path.len() > d.prefix.len());
         if deeper {
+            // Every call that could have come next, with what the
+            // reference says it should have returned here.
+            let tried = next
+                .iter()
+                .map(|&c| (c, self.replays.child(node, self.ops[c].id).map(|(expected, _)| expected.clone())))
+                .collect();
             self.deepest = Some(Violation { prefix: self.path.clone(), next: tried });
         }
         // Only a subtree without unknown branches failed for good.
         if self.unknown == unknown_before {
-            self.failed.insert(key);
+            self.failed.entry(node).or_default().insert(self.done_bits.clone());
         }
         Step::Exhausted
     }
@@ -230,7 +295,9 @@ pub fn check(ops: &[Op], replays: &Replays, budget: usize, max_needs: usize) -> 
     let mut search = Search {
         ops,
         replays,
+        by_return: by_return(ops),
         done: vec![false; ops.len()],
+        done_bits: vec![0; ops.len().div_ceil(64)],
         path: Vec::with_capacity(ops.len()),
         needs: Vec::new(),
         max_needs: max_needs.max(1),
