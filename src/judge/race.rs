@@ -229,12 +229,19 @@ fn replay(
         }
         which.push(j);
     }
-    let refs: Vec<&[Call]> = sequences.iter().map(Vec::as_slice).collect();
+    // Sequences that start with `new` (which makes a fresh instance) run
+    // back to back in one process, a pack each: a process per sequence
+    // cost more than the calls themselves.
+    let packs = pack(&sequences);
+    let joined: Vec<Vec<Call>> =
+        packs.iter().map(|p| p.iter().flat_map(|&j| sequences[j].iter().cloned()).collect()).collect();
+    let refs: Vec<&[Call]> = joined.iter().map(Vec::as_slice).collect();
     let t0 = Instant::now();
     let replayed = sandbox::run_cancellable(reference, &refs, Some(cancel))?;
     if std::env::var_os("HARNESS_RACE_STATS").is_some() {
         eprintln!(
-            "race: replayed {} orders, {} calls, in {:?}",
+            "race: replayed {} orders in {} processes, {} calls, in {:?}",
+            sequences.len(),
             refs.len(),
             refs.iter().map(|r| r.len()).sum::<usize>(),
             t0.elapsed()
@@ -243,9 +250,12 @@ fn replay(
     if cancel.load(Ordering::Relaxed) {
         return Ok(false);
     }
-    let mut values = Vec::with_capacity(sequences.len());
-    for (j, seq) in sequences.iter().enumerate() {
-        values.push(reference_results(&replayed.case(j), seq)?);
+    let mut values: Vec<Vec<Value>> = vec![Vec::new(); sequences.len()];
+    for (k, (members, calls)) in packs.iter().zip(&joined).enumerate() {
+        let mut all = reference_results(&replayed.case(k), calls)?.into_iter();
+        for &j in members {
+            values[j] = all.by_ref().take(sequences[j].len()).collect();
+        }
     }
     for ((si, order), j) in needs.iter().zip(which) {
         let s = &searches[*si];
@@ -254,6 +264,32 @@ fn replay(
         tries[s.case].insert(&ids, &values[j][setup..]);
     }
     Ok(true)
+}
+
+/// Calls one replaying process runs at most: far inside a case's time
+/// limit even for a slow reference in a debug build.
+const PACK_CALLS: usize = 1024;
+
+/// The sequences grouped into processes, by index: consecutive sequences
+/// that begin with `new` share one while their calls stay within
+/// [`PACK_CALLS`]; any other sequence runs alone.
+fn pack(sequences: &[Vec<Call>]) -> Vec<Vec<usize>> {
+    let mut packs: Vec<Vec<usize>> = Vec::new();
+    let mut calls = 0;
+    for (j, seq) in sequences.iter().enumerate() {
+        let fresh = |s: &Vec<Call>| s.first().is_some_and(|c| c.op == "new");
+        match packs.last_mut() {
+            Some(last) if fresh(seq) && fresh(&sequences[last[0]]) && calls + seq.len() <= PACK_CALLS => {
+                last.push(j);
+                calls += seq.len();
+            }
+            _ => {
+                packs.push(vec![j]);
+                calls = seq.len();
+            }
+        }
+    }
+    packs
 }
 
 /// The reference's result for each call of a replayed sequence.
@@ -506,6 +542,29 @@ fn timeline(plan: &Plan, s: &Search, v: &Violation, window: &[usize]) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn seq(ops: &[&str]) -> Vec<Call> {
+        ops.iter().map(|op| Call { op: (*op).into(), args: Vec::new() }).collect()
+    }
+
+    #[test]
+    fn sequences_that_make_a_fresh_instance_share_a_process_up_to_the_cap() {
+        let long: Vec<&str> = std::iter::once("new").chain(std::iter::repeat_n("get", PACK_CALLS - 2)).collect();
+        let sequences = vec![
+            seq(&["new", "put", "get"]),
+            seq(&["new", "get"]),
+            // No `new`: it would see the state the one before left.
+            seq(&["put", "get"]),
+            seq(&["new", "get"]),
+            // Over the cap together with the one before.
+            seq(&long),
+            seq(&["new"]),
+            seq(&[]),
+            seq(&["new"]),
+        ];
+        assert_eq!(pack(&sequences), vec![vec![0, 1], vec![2], vec![3], vec![4, 5], vec![6], vec![7]]);
+        assert!(pack(&[]).is_empty());
+    }
 
     fn op(id: usize, thread: usize, call: &str, result: bool, invoked: u64, returned: u64) -> Op {
         Op { id, thread, call: call.into(), result: Value::Bool(result), invoked, returned }
