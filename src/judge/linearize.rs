@@ -74,15 +74,7 @@ impl Replays {
     }
 
     fn child(&self, node: usize, id: usize) -> Option<(&Value, usize)> {
-        let mut k = 0;
-        let list = &self.children[node];
-        while k < list.len() {
-            if list[k].0 == id {
-                return Some((&list[k].1, list[k].2));
-            }
-            k += 1;
-        }
-        None
+        self.children[node].iter().find(|(call, ..)| *call == id).map(|(_, result, child)| (result, *child))
     }
 
     /// Orders replayed so far (trie nodes, the root aside).
@@ -123,9 +115,8 @@ struct Search<'a> {
     /// The calls by response time (ties by index): the order candidates
     /// are tried in.
     by_return: Vec<usize>,
-    done: Vec<bool>,
-    /// `done` as bits, kept in step with it: the memo's key.
-    done_bits: Vec<u64>,
+    /// The calls already ordered, a bit each: also the memo's key.
+    done: Vec<u64>,
     path: Vec<usize>,
     needs: Vec<Vec<usize>>,
     max_needs: usize,
@@ -170,6 +161,16 @@ impl std::hash::Hasher for FastHasher {
 
 type Fast = std::hash::BuildHasherDefault<FastHasher>;
 
+/// Whether call `i` is ordered.
+fn is_done(done: &[u64], i: usize) -> bool {
+    done[i / 64] & (1 << (i % 64)) != 0
+}
+
+/// Flips call `i` between ordered and not.
+fn flip(done: &mut [u64], i: usize) {
+    done[i / 64] ^= 1 << (i % 64);
+}
+
 /// The indices of `ops` by response time, ties by index.
 fn by_return(ops: &[Op]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..ops.len()).collect();
@@ -180,17 +181,17 @@ fn by_return(ops: &[Op]) -> Vec<usize> {
 /// The calls that may come next: not yet ordered, and invoked before every
 /// remaining call returned (else that call must come first), earliest
 /// response first. `by_return` is [`by_return`] of the same calls.
-fn candidates(ops: &[Op], by_return: &[usize], done: &[bool]) -> Vec<usize> {
-    let mut first_return = u64::MAX;
-    for &i in by_return {
-        if !done[i] {
-            first_return = ops[i].returned;
-            break;
-        }
-    }
+fn candidates(ops: &[Op], by_return: &[usize], done: &[u64]) -> Vec<usize> {
+    // Plain loops: this runs at every step of every search, and the test
+    // suite runs it unoptimised.
     let mut next = Vec::new();
+    let mut first_return = None;
     for &i in by_return {
-        if !done[i] && ops[i].invoked <= first_return {
+        if is_done(done, i) {
+            continue;
+        }
+        let first = *first_return.get_or_insert(ops[i].returned);
+        if ops[i].invoked <= first {
             next.push(i);
         }
     }
@@ -204,14 +205,14 @@ pub fn greedy(ops: &[Op], prefix: &[usize]) -> Vec<usize> {
 }
 
 fn greedy_by(ops: &[Op], by_return: &[usize], prefix: &[usize]) -> Vec<usize> {
-    let mut done = vec![false; ops.len()];
+    let mut done = vec![0u64; ops.len().div_ceil(64)];
     for &i in prefix {
-        done[i] = true;
+        flip(&mut done, i);
     }
     let mut order = prefix.to_vec();
     while order.len() < ops.len() {
         let next = candidates(ops, by_return, &done)[0];
-        done[next] = true;
+        flip(&mut done, next);
         order.push(next);
     }
     order
@@ -224,11 +225,6 @@ enum Step {
 }
 
 impl Search<'_> {
-    fn mark(&mut self, c: usize, on: bool) {
-        self.done[c] = on;
-        self.done_bits[c / 64] ^= 1 << (c % 64);
-    }
-
     fn dfs(&mut self, node: usize) -> Step {
         if self.path.len() == self.ops.len() {
             return Step::Found;
@@ -237,7 +233,7 @@ impl Search<'_> {
         if self.steps > self.budget {
             return Step::OutOfBudget;
         }
-        if self.failed.get(&node).is_some_and(|sets| sets.contains(self.done_bits.as_slice())) {
+        if self.failed.get(&node).is_some_and(|sets| sets.contains(self.done.as_slice())) {
             return Step::Exhausted;
         }
         let unknown_before = self.unknown;
@@ -256,7 +252,7 @@ impl Search<'_> {
                     if !expected.accepts(&self.ops[c].result) {
                         continue;
                     }
-                    self.mark(c, true);
+                    flip(&mut self.done, c);
                     self.path.push(c);
                     match self.dfs(child) {
                         // The order found is `path`: leave it there.
@@ -264,7 +260,7 @@ impl Search<'_> {
                         other => return other,
                     }
                     self.path.pop();
-                    self.mark(c, false);
+                    flip(&mut self.done, c);
                 }
             }
         }
@@ -280,7 +276,7 @@ impl Search<'_> {
         }
         // Only a subtree without unknown branches failed for good.
         if self.unknown == unknown_before {
-            self.failed.entry(node).or_default().insert(self.done_bits.clone());
+            self.failed.entry(node).or_default().insert(self.done.clone());
         }
         Step::Exhausted
     }
@@ -296,8 +292,7 @@ pub fn check(ops: &[Op], replays: &Replays, budget: usize, max_needs: usize) -> 
         ops,
         replays,
         by_return: by_return(ops),
-        done: vec![false; ops.len()],
-        done_bits: vec![0; ops.len().div_ceil(64)],
+        done: vec![0; ops.len().div_ceil(64)],
         path: Vec::with_capacity(ops.len()),
         needs: Vec::new(),
         max_needs: max_needs.max(1),

@@ -275,17 +275,18 @@ const PACK_CALLS: usize = 1024;
 /// [`PACK_CALLS`]; any other sequence runs alone.
 fn pack(sequences: &[Vec<Call>]) -> Vec<Vec<usize>> {
     let mut packs: Vec<Vec<usize>> = Vec::new();
-    let mut calls = 0;
+    // Calls in the last pack, while more sequences may join it.
+    let mut open: Option<usize> = None;
     for (j, seq) in sequences.iter().enumerate() {
-        let fresh = |s: &Vec<Call>| s.first().is_some_and(|c| c.op == "new");
-        match packs.last_mut() {
-            Some(last) if fresh(seq) && fresh(&sequences[last[0]]) && calls + seq.len() <= PACK_CALLS => {
+        let fresh = seq.first().is_some_and(|c| c.op == "new");
+        match (open, packs.last_mut()) {
+            (Some(calls), Some(last)) if fresh && calls + seq.len() <= PACK_CALLS => {
                 last.push(j);
-                calls += seq.len();
+                open = Some(calls + seq.len());
             }
             _ => {
                 packs.push(vec![j]);
-                calls = seq.len();
+                open = fresh.then_some(seq.len());
             }
         }
     }
